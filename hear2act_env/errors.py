@@ -1,0 +1,31 @@
+"""The exception hierarchy: every error this package raises on purpose is a ``Hear2ActError``."""
+
+from __future__ import annotations
+
+
+class Hear2ActError(Exception):
+    """Root of all errors raised by hear2act-env."""
+
+
+class ScenarioError(Hear2ActError, ValueError):
+    """A scenario (or a scenario file) breaks the protocol's structural rules."""
+
+
+class DomainError(Hear2ActError, ValueError):
+    """A domain definition is malformed or cannot yield a valid scenario."""
+
+
+class ConfigError(Hear2ActError, ValueError):
+    """An argument passed by the user has a value outside what is accepted."""
+
+
+class MissingExtraError(Hear2ActError, ImportError):
+    """An optional dependency group (an extra) is needed but not installed."""
+
+    def __init__(self, extra: str, module: str) -> None:
+        super().__init__(
+            f"this feature needs the optional module {module!r}: "
+            f'install it with: pip install "hear2act-env[{extra}]"'
+        )
+        self.extra = extra
+        self.module = module

@@ -1,0 +1,232 @@
+"""Domain definitions: the data a service domain contributes to the scenario bank.
+
+A domain is one JSON file in ``hear2act_env/scenarios/domains/`` (format documented in
+``docs/domains.md``). It lists the domain's attributes (each with how its values read, the
+needs one can have about it, the visible requirements and favored direction it supports),
+realistic option names, request templates, and 10 user profiles; the generator turns each
+profile into one scenario.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from hear2act_env.errors import DomainError
+from hear2act_env.protocol.jsonmodel import from_jsonable
+from hear2act_env.protocol.scenario import Better, Budget, Expertise, Urgency
+
+Category = Literal["travel", "housing", "healthcare", "finance", "food", "entertainment", "personal"]
+
+PROFILES_PER_DOMAIN = 10
+MIN_ATTRIBUTES = 10
+MIN_NAMES = 12
+MIN_DISTINCT_TRIPLES = 6
+_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class NeedOption:
+    """One need a user can have about an attribute (a direction on its levels)."""
+
+    key: str
+    satisfied_by: tuple[int, ...]
+    statement: str
+    ask_answer: str
+    hint: str
+
+
+@dataclass(frozen=True)
+class RequirementOption:
+    """A visible requirement on an attribute, as stated in a request."""
+
+    key: str
+    satisfied_by: tuple[int, ...]
+    phrase: str
+    restatement: str
+
+
+@dataclass(frozen=True)
+class FavoredOption:
+    """The direction in which an attribute is better, and how the user says so."""
+
+    better: Better
+    phrase: str
+    restatement: str
+
+
+@dataclass(frozen=True)
+class DomainAttribute:
+    """An attribute of the domain's options (at least 10 per domain)."""
+
+    key: str
+    label: str
+    sgd_slot: str | None
+    keywords: tuple[str, ...]
+    levels: tuple[str, ...]
+    needs: tuple[NeedOption, ...] = ()
+    requirements: tuple[RequirementOption, ...] = ()
+    favored: FavoredOption | None = None
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One user: circumstances, the visible requirement, the favored attribute, 3 needs.
+
+    References are ``"attribute_key:option_key"`` (``favored`` is an attribute key).
+    """
+
+    situation: str
+    urgency: Urgency
+    budget: Budget
+    expertise: Expertise
+    requirement: str
+    favored: str
+    needs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A service domain seeded from one or more SGD services."""
+
+    id: str
+    name: str
+    category: Category
+    sgd_services: tuple[str, ...]
+    request_templates: tuple[str, ...]
+    names: tuple[str, ...]
+    attributes: tuple[DomainAttribute, ...]
+    profiles: tuple[Profile, ...]
+
+    def attribute(self, key: str) -> DomainAttribute:
+        """The attribute with ``key``."""
+        for attribute in self.attributes:
+            if attribute.key == key:
+                return attribute
+        raise DomainError(f"domain {self.id}: no attribute {key!r}")
+
+    def need_option(self, ref: str) -> tuple[DomainAttribute, NeedOption]:
+        """Resolve ``"attribute:need"``."""
+        attribute, key = self._split_ref(ref)
+        for option in attribute.needs:
+            if option.key == key:
+                return attribute, option
+        raise DomainError(f"domain {self.id}: attribute {attribute.key!r} has no need {key!r}")
+
+    def requirement_option(self, ref: str) -> tuple[DomainAttribute, RequirementOption]:
+        """Resolve ``"attribute:requirement"``."""
+        attribute, key = self._split_ref(ref)
+        for option in attribute.requirements:
+            if option.key == key:
+                return attribute, option
+        raise DomainError(
+            f"domain {self.id}: attribute {attribute.key!r} has no requirement {key!r}"
+        )
+
+    def _split_ref(self, ref: str) -> tuple[DomainAttribute, str]:
+        if ref.count(":") != 1:
+            raise DomainError(f"domain {self.id}: reference {ref!r} is not 'attribute:option'")
+        attribute_key, key = ref.split(":")
+        return self.attribute(attribute_key), key
+
+
+def load_domain(path: str | Path) -> Domain:
+    """Parse one domain file, failing with the file, the field and what was expected."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DomainError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    return from_jsonable(Domain, data, f"{path}", DomainError)
+
+
+def domain_files(folder: str | Path | None = None) -> list[Path]:
+    """The shipped domain files, sorted by name."""
+    folder = Path(folder) if folder else Path(__file__).parent / "domains"
+    return sorted(folder.glob("*.json"))
+
+
+def domain_problems(domain: Domain, sgd_slots: dict[str, list[str]] | None = None) -> list[str]:
+    """Structural problems of a domain definition (each names the field)."""
+    out: list[str] = []
+    where = f"domain {domain.id}"
+    if not _SLUG.match(domain.id):
+        out.append(f"{where}: id must be a lowercase slug like 'city-hotels'")
+    if len(domain.attributes) < MIN_ATTRIBUTES:
+        out.append(f"{where}: attributes: need at least {MIN_ATTRIBUTES}, got {len(domain.attributes)}")
+    keys = [a.key for a in domain.attributes]
+    if len(set(keys)) != len(keys):
+        out.append(f"{where}: attributes: duplicated keys in {keys}")
+    if len(set(domain.names)) < MIN_NAMES or len(set(domain.names)) != len(domain.names):
+        out.append(f"{where}: names: need at least {MIN_NAMES} distinct names")
+    if not domain.request_templates or any(
+        t.count("{requirement}") != 1 or t.replace("{requirement}", "").count("{") for t in domain.request_templates
+    ):
+        out.append(f"{where}: request_templates: each must contain '{{requirement}}' exactly once")
+    for a in domain.attributes:
+        out.extend(_attribute_problems(domain, a, sgd_slots))
+    if len(domain.profiles) != PROFILES_PER_DOMAIN:
+        out.append(f"{where}: profiles: need exactly {PROFILES_PER_DOMAIN}, got {len(domain.profiles)}")
+    for i, p in enumerate(domain.profiles):
+        out.extend(f"{where}: profiles[{i}]: {msg}" for msg in _profile_problems(domain, p))
+    triples = {tuple(ref.split(":")[0] for ref in p.needs) for p in domain.profiles}
+    if len(triples) < MIN_DISTINCT_TRIPLES:
+        out.append(f"{where}: profiles: need at least {MIN_DISTINCT_TRIPLES} distinct (L1, L2, L3) attribute triples, got {len(triples)}")
+    for name in ("urgency", "budget", "expertise", "situation"):
+        values = {getattr(p, name) for p in domain.profiles}
+        if len(values) < (len(domain.profiles) if name == "situation" else 2):
+            out.append(f"{where}: profiles: {name} must vary across profiles (got {sorted(values)})")
+    return out
+
+
+def _attribute_problems(
+    domain: Domain, a: DomainAttribute, sgd_slots: dict[str, list[str]] | None
+) -> list[str]:
+    where = f"domain {domain.id}: attributes[{a.key}]"
+    out = []
+    if len(a.levels) < 2 or len(set(a.levels)) != len(a.levels):
+        out.append(f"{where}: levels: need at least 2 distinct levels")
+    if not a.keywords:
+        out.append(f"{where}: keywords: need at least one")
+    if a.sgd_slot is not None and sgd_slots is not None:
+        known = {slot for s in domain.sgd_services for slot in sgd_slots.get(s, [])}
+        if a.sgd_slot not in known:
+            out.append(f"{where}: sgd_slot {a.sgd_slot!r} is not a slot of {list(domain.sgd_services)}")
+    options: list[tuple[str, tuple[int, ...]]] = [(f"needs[{n.key}]", n.satisfied_by) for n in a.needs]
+    options += [(f"requirements[{r.key}]", r.satisfied_by) for r in a.requirements]
+    for name, sat in options:
+        if not sat or any(not 0 <= v < len(a.levels) for v in sat) or len(set(sat)) != len(sat):
+            out.append(f"{where}: {name}.satisfied_by: expected distinct indices in [0, {len(a.levels)})")
+        elif len(sat) == len(a.levels):
+            out.append(f"{where}: {name}.satisfied_by: every level satisfies it")
+    return out
+
+
+def _profile_problems(domain: Domain, p: Profile) -> list[str]:
+    out: list[str] = []
+    try:
+        req_attr, req = domain.requirement_option(p.requirement)
+        favored = domain.attribute(p.favored)
+        needs = [domain.need_option(ref)[0] for ref in p.needs]
+    except DomainError as exc:
+        return [str(exc)]
+    if len(needs) != 3:
+        return [f"needs: expected 3 references (L1, L2, L3), got {len(needs)}"]
+    need_keys = [a.key for a in needs]
+    if len(set(need_keys)) != 3:
+        out.append(f"needs: expected 3 distinct attributes, got {need_keys}")
+    if set(need_keys) & {req_attr.key, favored.key}:
+        out.append("needs: a need may not be on the requirement or favored attribute")
+    if favored.favored is None:
+        out.append(f"favored: attribute {favored.key!r} defines no favored direction")
+        return out
+    allowed = req.satisfied_by if favored.key == req_attr.key else range(len(favored.levels))
+    if len(set(allowed)) < 3:
+        out.append(
+            "favored: needs at least 3 levels open to requirement-meeting options "
+            "(attractive > best > safe)"
+        )
+    return out

@@ -1,0 +1,211 @@
+"""Deterministic scenario generator: one domain profile -> one validated scenario.
+
+Randomness is a ``numpy.random.Generator`` seeded from a stable hash of the domain id and the
+profile index, consumed only through ``Generator.random()`` (whose float stream is stable
+across platforms), so the same domain files give the same bytes everywhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import TypeVar
+
+import numpy as np
+
+from hear2act_env.errors import DomainError
+from hear2act_env.protocol.scenario import (
+    PERSONAS,
+    Attribute,
+    Candidate,
+    Context,
+    Favored,
+    Need,
+    Requirement,
+    Role,
+    Scenario,
+)
+from hear2act_env.protocol.validator import validate
+from hear2act_env.scenarios.domain import Domain, DomainAttribute
+
+T = TypeVar("T")
+N_TEST_PER_DOMAIN = 2
+_PARTIAL_BITS = ((0, 0, 0), (0, 0, 1), (0, 1, 0), (0, 1, 1), (1, 0, 0), (1, 0, 1))
+
+
+def scenario_seed(domain_id: str, index: int) -> int:
+    """A stable 64-bit seed for profile ``index`` of ``domain_id``."""
+    digest = hashlib.sha256(f"hear2act/{domain_id}/{index}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def split_of(index: int) -> str:
+    """Fixed split: the last two profiles of each domain (scenarios 09 and 10) are test."""
+    return "test" if index >= 10 - N_TEST_PER_DOMAIN else "train"
+
+
+def generate_domain(domain: Domain) -> list[Scenario]:
+    """All scenarios of ``domain``, one per profile, validated."""
+    return [generate_scenario(domain, i) for i in range(len(domain.profiles))]
+
+
+def generate_scenario(domain: Domain, index: int) -> Scenario:
+    """The scenario for profile ``index`` of ``domain`` (validated)."""
+    rng = np.random.default_rng(scenario_seed(domain.id, index))
+    profile = domain.profiles[index]
+    req_attr, req = domain.requirement_option(profile.requirement)
+    fav_attr = domain.attribute(profile.favored)
+    if fav_attr.favored is None:
+        raise DomainError(f"domain {domain.id}: attribute {fav_attr.key!r} has no favored direction")
+    need_refs = [domain.need_option(ref) for ref in profile.needs]
+    used = [req_attr.key] + ([fav_attr.key] if fav_attr.key != req_attr.key else [])
+    used += [a.key for a, _ in need_refs]
+    pool = [a for a in domain.attributes if a.key not in used]
+    distractors = _sample(rng, pool, 8 - len(used))
+    chosen = [domain.attribute(k) for k in used] + distractors
+    order = _permutation(rng, len(chosen))
+    shown: list[DomainAttribute] = [chosen[i] for i in order]
+
+    requirement = Requirement(req_attr.key, req.satisfied_by, req.phrase, req.restatement)
+    fav = fav_attr.favored
+    favored = Favored(fav_attr.key, fav.better, fav.phrase, fav.restatement)
+    needs = tuple(
+        Need(level, a.key, o.satisfied_by, o.statement, o.ask_answer, o.hint)
+        for level, (a, o) in zip(("L1", "L2", "L3"), need_refs)
+    )
+    specs = _role_specs(rng)
+    values = _assign_values(rng, shown, specs, requirement, favored, needs)
+    names = _sample(rng, list(domain.names), len(specs))
+    candidates = [Candidate(n, role, tuple(v)) for n, (role, _, _), v in zip(names, specs, values)]
+    candidates = [candidates[i] for i in _permutation(rng, len(candidates))]
+
+    template = _pick(rng, domain.request_templates)
+    request = f"{profile.situation} {template.format(requirement=req.phrase)} {fav.phrase}"
+    scenario = Scenario(
+        id=f"{domain.id}-{index + 1:02d}",
+        domain=domain.id,
+        domain_name=domain.name,
+        category=domain.category,
+        sgd_services=domain.sgd_services,
+        split=split_of(index),  # type: ignore[arg-type]
+        persona=_pick(rng, PERSONAS),  # type: ignore[arg-type]
+        context=Context(profile.urgency, profile.budget, profile.expertise, profile.situation),
+        request=request,
+        attributes=tuple(Attribute(a.key, a.label, a.keywords, a.levels) for a in shown),
+        requirement=requirement,
+        favored=favored,
+        needs=needs,
+        candidates=tuple(candidates),
+    )
+    return validate(scenario)
+
+
+def _role_specs(rng: np.random.Generator) -> list[tuple[Role, bool, tuple[int, int, int]]]:
+    """(role, meets requirement, need bits) for the 11 candidates, in construction order."""
+    tempting = (1, 1, 1)
+    other = tuple(int(_pick(rng, (0, 1))) for _ in range(3))
+    return (
+        [(Role.BEST, True, (1, 1, 1)), (Role.SAFE, True, (1, 1, 1)), (Role.ATTRACTIVE, True, (1, 1, 0))]
+        + [(Role.PARTIAL, True, bits) for bits in _PARTIAL_BITS]
+        + [(Role.VIOLATOR, False, tempting), (Role.VIOLATOR, False, other)]  # type: ignore[list-item]
+    )
+
+
+def _assign_values(
+    rng: np.random.Generator,
+    shown: Sequence[DomainAttribute],
+    specs: list[tuple[Role, bool, tuple[int, int, int]]],
+    requirement: Requirement,
+    favored: Favored,
+    needs: tuple[Need, ...],
+) -> list[list[int]]:
+    columns: dict[str, list[int]] = {}
+    n_levels = {a.key: len(a.levels) for a in shown}
+    for k, need in enumerate(needs):
+        sat, unsat = _split_levels(need.satisfied_by, n_levels[need.attribute])
+        columns[need.attribute] = [_pick(rng, sat if bits[k] else unsat) for _, _, bits in specs]
+    req_sat, req_unsat = _split_levels(requirement.satisfied_by, n_levels[requirement.attribute])
+    columns[requirement.attribute] = [_pick(rng, req_sat if ok else req_unsat) for _, ok, _ in specs]
+    columns[favored.attribute] = _favored_column(rng, specs, requirement, favored, n_levels)
+    for a in shown:
+        if a.key not in columns:
+            columns[a.key] = [_pick(rng, range(len(a.levels))) for _ in specs]
+    rows = [[columns[a.key][i] for a in shown] for i in range(len(specs))]
+    _make_rows_distinct(rng, rows, [i for i, a in enumerate(shown) if a.key not in _fixed(requirement, favored, needs)], shown)
+    return rows
+
+
+def _favored_column(
+    rng: np.random.Generator,
+    specs: list[tuple[Role, bool, tuple[int, int, int]]],
+    requirement: Requirement,
+    favored: Favored,
+    n_levels: dict[str, int],
+) -> list[int]:
+    size = n_levels[favored.attribute]
+    same = favored.attribute == requirement.attribute
+    allowed = list(requirement.satisfied_by) if same else list(range(size))
+    ranked = sorted(allowed, key=favored.score, reverse=True)  # best first
+    m = len(ranked)
+    top = _pick(rng, range(0, min(2, m - 2)))
+    best = _pick(rng, range(top + 1, m - 1))
+    safe = _pick(rng, range(best + 1, m))
+    outside = [v for v in range(size) if v not in requirement.satisfied_by]
+    column = []
+    for role, _, _ in specs:
+        if role == Role.ATTRACTIVE:
+            column.append(ranked[top])
+        elif role == Role.BEST:
+            column.append(ranked[best])
+        elif role == Role.SAFE:
+            column.append(ranked[safe])
+        elif role == Role.PARTIAL:
+            column.append(ranked[_pick(rng, range(top + 1, m))])
+        else:  # violators are tempting: as good as it gets where the requirement allows
+            column.append(_pick(rng, outside) if same else ranked[_pick(rng, range(0, top + 1))])
+    return column
+
+
+def _fixed(requirement: Requirement, favored: Favored, needs: tuple[Need, ...]) -> set[str]:
+    return {requirement.attribute, favored.attribute, *(n.attribute for n in needs)}
+
+
+def _make_rows_distinct(
+    rng: np.random.Generator, rows: list[list[int]], free: list[int], shown: Sequence[DomainAttribute]
+) -> None:
+    """Redraw distractor values until no two candidates have identical values."""
+    for _ in range(100):
+        seen: set[tuple[int, ...]] = set()
+        clash = None
+        for i, row in enumerate(rows):
+            if tuple(row) in seen:
+                clash = i
+                break
+            seen.add(tuple(row))
+        if clash is None:
+            return
+        col = _pick(rng, free)
+        rows[clash][col] = _pick(rng, range(len(shown[col].levels)))
+    raise DomainError("could not make candidate values distinct: add distractor levels")
+
+
+def _split_levels(satisfied: tuple[int, ...], size: int) -> tuple[list[int], list[int]]:
+    sat = sorted(satisfied)
+    return sat, [v for v in range(size) if v not in satisfied]
+
+
+def _pick(rng: np.random.Generator, items: Sequence[T]) -> T:
+    if not len(items):
+        raise DomainError("cannot pick from an empty set of levels or items")
+    return items[int(rng.random() * len(items))]
+
+
+def _sample(rng: np.random.Generator, items: list[T], k: int) -> list[T]:
+    if k > len(items):
+        raise DomainError(f"need {k} items to sample, only {len(items)} available")
+    pool = list(items)
+    return [pool.pop(int(rng.random() * len(pool))) for _ in range(k)]
+
+
+def _permutation(rng: np.random.Generator, n: int) -> list[int]:
+    return _sample(rng, list(range(n)), n)

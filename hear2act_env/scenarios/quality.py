@@ -1,0 +1,130 @@
+"""Content checks beyond the structural validator: do the texts say what the protocol needs?
+
+``scenario_text_problems`` runs on any scenario; ``domain_text_problems`` on a domain definition
+(all its need options, since any of them may become an L1 in some profile).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+
+from hear2act_env.protocol.scenario import Scenario
+from hear2act_env.scenarios.domain import Domain, DomainAttribute, NeedOption
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+@functools.cache
+def sgd_index() -> dict[str, dict]:
+    """SGD services (name -> description and slots) shipped with the package."""
+    path = Path(__file__).parent / "sgd_index.json"
+    return json.loads(path.read_text(encoding="utf-8"))["services"]
+
+
+def sgd_slots() -> dict[str, list[str]]:
+    """SGD service name -> its slot names."""
+    return {name: list(s["slots"]) for name, s in sgd_index().items()}
+
+
+def mentions(text: str, words: tuple[str, ...] | list[str]) -> bool:
+    """Whether ``text`` contains a word starting with any of ``words`` (case-insensitive)."""
+    return any(re.search(r"(?<![\w$])" + re.escape(w.lower()), text.lower()) for w in words)
+
+
+def names_exactly(text: str, phrase: str) -> bool:
+    """Whether ``text`` contains ``phrase`` as whole words (case-insensitive)."""
+    return re.search(r"(?<!\w)" + re.escape(phrase.lower()) + r"(?!\w)", text.lower()) is not None
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` split into sentences, stripped."""
+    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+
+
+def scenario_text_problems(s: Scenario) -> list[str]:
+    """Problems with what the scenario's texts reveal or repeat."""
+    out: list[str] = []
+    where = f"scenario {s.id}"
+    by_key = {a.key: a for a in s.attributes}
+    for need in s.needs:
+        attr = by_key[need.attribute]
+        if mentions(s.request, attr.keywords):
+            out.append(f"{where}: request mentions a keyword of hidden need {need.level} ({attr.key})")
+        for field in ("statement", "ask_answer"):
+            if not mentions(getattr(need, field), attr.keywords):
+                out.append(f"{where}: needs[{need.level}].{field} does not mention its attribute {attr.key!r} (keywords {list(attr.keywords)})")
+    l1 = s.needs[0]
+    for v in l1.satisfied_by:
+        if names_exactly(l1.hint, by_key[l1.attribute].levels[v]):
+            out.append(f"{where}: needs[L1].hint names the satisfying value {by_key[l1.attribute].levels[v]!r}")
+    texts = [s.request] + [t for n in s.needs for t in (n.statement, n.ask_answer, n.hint)]
+    texts += [s.requirement.restatement, s.favored.restatement]
+    seen: set[str] = set()
+    for text in texts:
+        for sentence in sentences(text):
+            if sentence.lower() in seen and len(sentence.split()) > 2:
+                out.append(f"{where}: sentence {sentence!r} appears twice")
+            seen.add(sentence.lower())
+    descriptions = [s.describe(c) for c in s.candidates]
+    if len(set(descriptions)) != len(descriptions):
+        out.append(f"{where}: candidate descriptions are not unique")
+    if len({c.values for c in s.candidates}) != len(s.candidates):
+        out.append(f"{where}: two candidates have identical attribute values")
+    unknown = [x for x in s.sgd_services if x not in sgd_index()]
+    if unknown:
+        out.append(f"{where}: sgd_services {unknown} are not SGD services")
+    return out
+
+
+def domain_text_problems(d: Domain) -> list[str]:
+    """Problems with a domain's texts, over every need option and profile."""
+    out: list[str] = []
+    unknown = [x for x in d.sgd_services if x not in sgd_index()]
+    if unknown:
+        out.append(f"domain {d.id}: sgd_services {unknown} are not services of the SGD schemas")
+    for a in d.attributes:
+        for option in a.needs:
+            out.extend(_need_option_problems(d, a, option))
+    for i, p in enumerate(d.profiles):
+        for ref in p.needs:
+            try:
+                attr = d.need_option(ref)[0]
+            except Exception:  # reported by domain_problems
+                continue
+            if mentions(p.situation, attr.keywords):
+                out.append(f"domain {d.id}: profiles[{i}].situation mentions a keyword of hidden need attribute {attr.key!r}")
+            for template in d.request_templates:
+                if mentions(template.replace("{requirement}", ""), attr.keywords):
+                    out.append(f"domain {d.id}: request template {template!r} mentions hidden need attribute {attr.key!r}")
+        try:
+            req_attr, req = d.requirement_option(p.requirement)
+            fav = d.attribute(p.favored)
+        except Exception:
+            continue
+        for ref in p.needs:
+            try:
+                attr = d.need_option(ref)[0]
+            except Exception:
+                continue
+            spoken = [req.phrase] + ([fav.favored.phrase] if fav.favored else [])
+            if any(mentions(t, attr.keywords) for t in spoken):
+                out.append(f"domain {d.id}: profiles[{i}]: the requirement or favored phrase mentions hidden need attribute {attr.key!r}")
+        del req_attr
+    return out
+
+
+def _need_option_problems(d: Domain, a: DomainAttribute, o: NeedOption) -> list[str]:
+    where = f"domain {d.id}: attributes[{a.key}].needs[{o.key}]"
+    out = []
+    for field in ("statement", "ask_answer"):
+        if not mentions(getattr(o, field), a.keywords):
+            out.append(f"{where}.{field} does not mention the attribute (keywords {list(a.keywords)})")
+    for v in o.satisfied_by:
+        if names_exactly(o.hint, a.levels[v]):
+            out.append(f"{where}.hint names the satisfying value {a.levels[v]!r}")
+    if len({o.statement, o.ask_answer, o.hint}) != 3:
+        out.append(f"{where}: statement, ask_answer and hint must differ")
+    return out
