@@ -61,7 +61,9 @@ def _convert(tp: Any, value: Any, where: str, error: type[Exception]) -> Any:
         try:
             return tp(value)
         except ValueError:
-            raise error(f"{where}: got {value!r}, expected one of {[m.value for m in tp]}") from None
+            raise error(
+                f"{where}: got {value!r}, expected one of {[m.value for m in tp]}"
+            ) from None
     if dataclasses.is_dataclass(tp):
         return _convert_dataclass(tp, value, where, error)
     if tp is float:

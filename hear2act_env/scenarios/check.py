@@ -49,7 +49,9 @@ def main(argv: list[str] | None = None) -> int:
             for msg in found:
                 print(f"  - {msg}")
         else:
-            print(f"ok   {path}: {len(domain.attributes)} attributes, {len(triples)} distinct need triples")
+            print(
+                f"ok   {path}: {len(domain.attributes)} attributes, {len(triples)} distinct need triples"
+            )
             if args.show:
                 s = generate_domain(domain)[0]
                 print(s.request)

@@ -19,7 +19,9 @@ from hear2act_env.errors import DomainError
 from hear2act_env.protocol.jsonmodel import from_jsonable
 from hear2act_env.protocol.scenario import Better, Budget, Expertise, Urgency
 
-Category = Literal["travel", "housing", "healthcare", "finance", "food", "entertainment", "personal"]
+Category = Literal[
+    "travel", "housing", "healthcare", "finance", "food", "entertainment", "personal"
+]
 
 PROFILES_PER_DOMAIN = 10
 MIN_ATTRIBUTES = 10
@@ -156,29 +158,38 @@ def domain_problems(domain: Domain, sgd_slots: dict[str, list[str]] | None = Non
     if not _SLUG.match(domain.id):
         out.append(f"{where}: id must be a lowercase slug like 'city-hotels'")
     if len(domain.attributes) < MIN_ATTRIBUTES:
-        out.append(f"{where}: attributes: need at least {MIN_ATTRIBUTES}, got {len(domain.attributes)}")
+        out.append(
+            f"{where}: attributes: need at least {MIN_ATTRIBUTES}, got {len(domain.attributes)}"
+        )
     keys = [a.key for a in domain.attributes]
     if len(set(keys)) != len(keys):
         out.append(f"{where}: attributes: duplicated keys in {keys}")
     if len(set(domain.names)) < MIN_NAMES or len(set(domain.names)) != len(domain.names):
         out.append(f"{where}: names: need at least {MIN_NAMES} distinct names")
     if not domain.request_templates or any(
-        t.count("{requirement}") != 1 or t.replace("{requirement}", "").count("{") for t in domain.request_templates
+        t.count("{requirement}") != 1 or t.replace("{requirement}", "").count("{")
+        for t in domain.request_templates
     ):
         out.append(f"{where}: request_templates: each must contain '{{requirement}}' exactly once")
     for a in domain.attributes:
         out.extend(_attribute_problems(domain, a, sgd_slots))
     if len(domain.profiles) != PROFILES_PER_DOMAIN:
-        out.append(f"{where}: profiles: need exactly {PROFILES_PER_DOMAIN}, got {len(domain.profiles)}")
+        out.append(
+            f"{where}: profiles: need exactly {PROFILES_PER_DOMAIN}, got {len(domain.profiles)}"
+        )
     for i, p in enumerate(domain.profiles):
         out.extend(f"{where}: profiles[{i}]: {msg}" for msg in _profile_problems(domain, p))
     triples = {tuple(ref.split(":")[0] for ref in p.needs) for p in domain.profiles}
     if len(triples) < MIN_DISTINCT_TRIPLES:
-        out.append(f"{where}: profiles: need at least {MIN_DISTINCT_TRIPLES} distinct (L1, L2, L3) attribute triples, got {len(triples)}")
+        out.append(
+            f"{where}: profiles: need at least {MIN_DISTINCT_TRIPLES} distinct (L1, L2, L3) attribute triples, got {len(triples)}"
+        )
     for name in ("urgency", "budget", "expertise", "situation"):
         values = {getattr(p, name) for p in domain.profiles}
         if len(values) < (len(domain.profiles) if name == "situation" else 2):
-            out.append(f"{where}: profiles: {name} must vary across profiles (got {sorted(values)})")
+            out.append(
+                f"{where}: profiles: {name} must vary across profiles (got {sorted(values)})"
+            )
     return out
 
 
@@ -194,12 +205,18 @@ def _attribute_problems(
     if a.sgd_slot is not None and sgd_slots is not None:
         known = {slot for s in domain.sgd_services for slot in sgd_slots.get(s, [])}
         if a.sgd_slot not in known:
-            out.append(f"{where}: sgd_slot {a.sgd_slot!r} is not a slot of {list(domain.sgd_services)}")
-    options: list[tuple[str, tuple[int, ...]]] = [(f"needs[{n.key}]", n.satisfied_by) for n in a.needs]
+            out.append(
+                f"{where}: sgd_slot {a.sgd_slot!r} is not a slot of {list(domain.sgd_services)}"
+            )
+    options: list[tuple[str, tuple[int, ...]]] = [
+        (f"needs[{n.key}]", n.satisfied_by) for n in a.needs
+    ]
     options += [(f"requirements[{r.key}]", r.satisfied_by) for r in a.requirements]
     for name, sat in options:
         if not sat or any(not 0 <= v < len(a.levels) for v in sat) or len(set(sat)) != len(sat):
-            out.append(f"{where}: {name}.satisfied_by: expected distinct indices in [0, {len(a.levels)})")
+            out.append(
+                f"{where}: {name}.satisfied_by: expected distinct indices in [0, {len(a.levels)})"
+            )
         elif len(sat) == len(a.levels):
             out.append(f"{where}: {name}.satisfied_by: every level satisfies it")
     return out

@@ -56,7 +56,9 @@ def generate_scenario(domain: Domain, index: int) -> Scenario:
     req_attr, req = domain.requirement_option(profile.requirement)
     fav_attr = domain.attribute(profile.favored)
     if fav_attr.favored is None:
-        raise DomainError(f"domain {domain.id}: attribute {fav_attr.key!r} has no favored direction")
+        raise DomainError(
+            f"domain {domain.id}: attribute {fav_attr.key!r} has no favored direction"
+        )
     need_refs = [domain.need_option(ref) for ref in profile.needs]
     used = [req_attr.key] + ([fav_attr.key] if fav_attr.key != req_attr.key else [])
     used += [a.key for a, _ in need_refs]
@@ -105,7 +107,11 @@ def _role_specs(rng: np.random.Generator) -> list[tuple[Role, bool, tuple[int, i
     tempting = (1, 1, 1)
     other = tuple(int(_pick(rng, (0, 1))) for _ in range(3))
     return (
-        [(Role.BEST, True, (1, 1, 1)), (Role.SAFE, True, (1, 1, 1)), (Role.ATTRACTIVE, True, (1, 1, 0))]
+        [
+            (Role.BEST, True, (1, 1, 1)),
+            (Role.SAFE, True, (1, 1, 1)),
+            (Role.ATTRACTIVE, True, (1, 1, 0)),
+        ]
         + [(Role.PARTIAL, True, bits) for bits in _PARTIAL_BITS]
         + [(Role.VIOLATOR, False, tempting), (Role.VIOLATOR, False, other)]  # type: ignore[list-item]
     )
@@ -125,13 +131,20 @@ def _assign_values(
         sat, unsat = _split_levels(need.satisfied_by, n_levels[need.attribute])
         columns[need.attribute] = [_pick(rng, sat if bits[k] else unsat) for _, _, bits in specs]
     req_sat, req_unsat = _split_levels(requirement.satisfied_by, n_levels[requirement.attribute])
-    columns[requirement.attribute] = [_pick(rng, req_sat if ok else req_unsat) for _, ok, _ in specs]
+    columns[requirement.attribute] = [
+        _pick(rng, req_sat if ok else req_unsat) for _, ok, _ in specs
+    ]
     columns[favored.attribute] = _favored_column(rng, specs, requirement, favored, n_levels)
     for a in shown:
         if a.key not in columns:
             columns[a.key] = [_pick(rng, range(len(a.levels))) for _ in specs]
     rows = [[columns[a.key][i] for a in shown] for i in range(len(specs))]
-    _make_rows_distinct(rng, rows, [i for i, a in enumerate(shown) if a.key not in _fixed(requirement, favored, needs)], shown)
+    _make_rows_distinct(
+        rng,
+        rows,
+        [i for i, a in enumerate(shown) if a.key not in _fixed(requirement, favored, needs)],
+        shown,
+    )
     return rows
 
 
@@ -171,7 +184,10 @@ def _fixed(requirement: Requirement, favored: Favored, needs: tuple[Need, ...]) 
 
 
 def _make_rows_distinct(
-    rng: np.random.Generator, rows: list[list[int]], free: list[int], shown: Sequence[DomainAttribute]
+    rng: np.random.Generator,
+    rows: list[list[int]],
+    free: list[int],
+    shown: Sequence[DomainAttribute],
 ) -> None:
     """Redraw distractor values until no two candidates have identical values."""
     for _ in range(100):

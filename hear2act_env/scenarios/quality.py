@@ -52,14 +52,20 @@ def scenario_text_problems(s: Scenario) -> list[str]:
     for need in s.needs:
         attr = by_key[need.attribute]
         if mentions(s.request, attr.keywords):
-            out.append(f"{where}: request mentions a keyword of hidden need {need.level} ({attr.key})")
+            out.append(
+                f"{where}: request mentions a keyword of hidden need {need.level} ({attr.key})"
+            )
         for field in ("statement", "ask_answer"):
             if not mentions(getattr(need, field), attr.keywords):
-                out.append(f"{where}: needs[{need.level}].{field} does not mention its attribute {attr.key!r} (keywords {list(attr.keywords)})")
+                out.append(
+                    f"{where}: needs[{need.level}].{field} does not mention its attribute {attr.key!r} (keywords {list(attr.keywords)})"
+                )
     l1 = s.needs[0]
     for v in l1.satisfied_by:
         if names_exactly(l1.hint, by_key[l1.attribute].levels[v]):
-            out.append(f"{where}: needs[L1].hint names the satisfying value {by_key[l1.attribute].levels[v]!r}")
+            out.append(
+                f"{where}: needs[L1].hint names the satisfying value {by_key[l1.attribute].levels[v]!r}"
+            )
     texts = [s.request] + [t for n in s.needs for t in (n.statement, n.ask_answer, n.hint)]
     texts += [s.requirement.restatement, s.favored.restatement]
     seen: set[str] = set()
@@ -95,10 +101,14 @@ def domain_text_problems(d: Domain) -> list[str]:
             except Exception:  # reported by domain_problems
                 continue
             if mentions(p.situation, attr.keywords):
-                out.append(f"domain {d.id}: profiles[{i}].situation mentions a keyword of hidden need attribute {attr.key!r}")
+                out.append(
+                    f"domain {d.id}: profiles[{i}].situation mentions a keyword of hidden need attribute {attr.key!r}"
+                )
             for template in d.request_templates:
                 if mentions(template.replace("{requirement}", ""), attr.keywords):
-                    out.append(f"domain {d.id}: request template {template!r} mentions hidden need attribute {attr.key!r}")
+                    out.append(
+                        f"domain {d.id}: request template {template!r} mentions hidden need attribute {attr.key!r}"
+                    )
         try:
             req_attr, req = d.requirement_option(p.requirement)
             fav = d.attribute(p.favored)
@@ -111,7 +121,9 @@ def domain_text_problems(d: Domain) -> list[str]:
                 continue
             spoken = [req.phrase] + ([fav.favored.phrase] if fav.favored else [])
             if any(mentions(t, attr.keywords) for t in spoken):
-                out.append(f"domain {d.id}: profiles[{i}]: the requirement or favored phrase mentions hidden need attribute {attr.key!r}")
+                out.append(
+                    f"domain {d.id}: profiles[{i}]: the requirement or favored phrase mentions hidden need attribute {attr.key!r}"
+                )
         del req_attr
     return out
 
@@ -121,7 +133,9 @@ def _need_option_problems(d: Domain, a: DomainAttribute, o: NeedOption) -> list[
     out = []
     for field in ("statement", "ask_answer"):
         if not mentions(getattr(o, field), a.keywords):
-            out.append(f"{where}.{field} does not mention the attribute (keywords {list(a.keywords)})")
+            out.append(
+                f"{where}.{field} does not mention the attribute (keywords {list(a.keywords)})"
+            )
     for v in o.satisfied_by:
         if names_exactly(o.hint, a.levels[v]):
             out.append(f"{where}.hint names the satisfying value {a.levels[v]!r}")

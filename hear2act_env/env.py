@@ -1,0 +1,362 @@
+"""``Hear2ActEnv``: one Hear2Act scenario per episode as a Gymnasium environment."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from hear2act_env.errors import ConfigError
+from hear2act_env.protocol.delivery import STATE_WITHHELD, State
+from hear2act_env.protocol.engine import (
+    N_ACTS,
+    N_OPTIONS,
+    N_TOPICS,
+    REALIZATIONS,
+    Act,
+    Realization,
+    ReplyKind,
+    ScenarioFacts,
+    UserEngine,
+)
+from hear2act_env.protocol.realizer import TurnDraw, UserTurn, assistant_line, opening_line, realize
+from hear2act_env.protocol.scenario import Scenario
+from hear2act_env.protocol.validator import TEXT_CHARSET
+from hear2act_env.scenarios.bank import load_bank, load_scenarios
+
+Access = Literal["T", "A", "A+T", "T+S", "A+T+S"]
+StateFidelity = Literal["correct", "none", "always_resolved", "always_unresolved", "shuffled"]
+SplitChoice = Literal["train", "test", "all"]
+ACCESS: tuple[str, ...] = get_args(Access)
+STATE_FIDELITY: tuple[str, ...] = get_args(StateFidelity)
+SPLIT_CHOICES: tuple[str, ...] = get_args(SplitChoice)
+AUDIO_ACCESS = frozenset({"A", "A+T", "A+T+S"})
+TRANSCRIPT_MAX = 32_768
+OPTIONS_MAX = 8_192
+AUDIO_PLACEHOLDER = "[user audio]"
+_ACT_NAMES = {int(a): a.name.lower() for a in Act}
+
+
+class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
+    """Find the best of 11 options for a user whose three needs are unstated.
+
+    ## Description
+    Each episode plays one Hear2Act scenario. The user opens with a request that states one
+    visible requirement and implies a favored attribute; the assistant's opening recommendation
+    (the ``attractive`` option, which misses the user's L3 need) and the user's reaction are
+    already in the first observation. The agent then gathers information and recommends until it
+    confirms an option. A deterministic user engine answers each action (DESIGN 3.4). Under the
+    ``prosody`` realization a recommendation that misses L2 or L3 gets an accepting line from a
+    pool shared with genuinely resolved replies: the unmet need is only in the voice (and in the
+    ``state`` tag when access includes S). Under ``explicit`` it is stated in words.
+
+    ## Action Space
+    ``MultiDiscrete([4, 11, 9])`` = (act, option, topic). act: 0 ASK, 1 CLARIFY, 2 RECOMMEND,
+    3 CONFIRM. option (used by RECOMMEND): index of the option, shown as number ``option + 1`` in
+    the ``options`` text. topic (used by ASK): 0 = open question ("anything else?"), 1..8 = the
+    scenario's attributes in shown order. An invalid action (CLARIFY with
+    ``allow_clarify=False``, or anything outside the space) costs its turn, gets a "sorry?" reply
+    and sets ``info["invalid_action"]``; it never raises.
+
+    ## Observation Space
+    A ``Dict`` whose keys depend on ``access``:
+    - ``transcript``: ``Text``, the dialogue so far, one ``User:``/``Assistant:`` line per turn.
+      Without T (access ``A``) every user turn after the request reads ``[user audio]``.
+    - ``options``: ``Text``, the 11 numbered options with all 8 attribute values.
+    - ``turn``: ``Discrete(max_actions + 1)``, agent actions taken so far.
+    - ``state`` (access with S): ``Discrete(5)``, the latest user turn's state: 0 withheld,
+      1 resolved, 2 reluctant, 3 concern, 4 rejection, after the ``state_fidelity`` intervention.
+
+    Text spaces need ``gymnasium.vector.AsyncVectorEnv(..., shared_memory=False)``; SB3 needs a
+    numeric observation wrapper.
+
+    ## Rewards
+    1.0 at the end of an episode whose final option is the ``best`` one, else 0; minus
+    ``turn_cost`` for every agent action.
+
+    ## Starting State
+    The scenario (fixed by ``scenario`` or ``reset(options={"scenario": id})``, otherwise drawn
+    uniformly from ``split`` with the env's generator), the request, the opening recommendation
+    and the user's reaction to it. The opening is the same for every access condition.
+
+    ## Episode End
+    Terminated when the agent CONFIRMs a recommendation the user has not rejected (that option
+    is final). Truncated after ``max_actions`` agent actions; the final option is then the
+    current recommendation.
+
+    ## Arguments
+    - ``realization``: ``"prosody"`` (Prosody-mediated) or ``"explicit"`` (Explicit lexical).
+    - ``access``: ``"T"``, ``"T+S"``; audio conditions ``"A"``, ``"A+T"``, ``"A+T+S"`` need the
+      speech channel.
+    - ``state_fidelity``: what S shows: ``"correct"``, ``"none"`` (always 0), ``"always_resolved"``
+      (1), ``"always_unresolved"`` (2), ``"shuffled"`` (the true tag of a uniformly drawn user
+      turn of this episode so far).
+    - ``allow_clarify``: False for spoken assistants (CLARIFY becomes invalid).
+    - ``turn_cost``: reward subtracted per agent action (default 0).
+    - ``max_actions``: action budget (default 20, as in the paper).
+    - ``split``: ``"train"``, ``"test"`` or ``"all"`` scenarios to sample from.
+    - ``scenario``: a scenario id to play every episode.
+    - ``scenarios``: a path to a JSON/JSONL scenario file, or a sequence of ``Scenario``; default
+      the shipped bank.
+    - ``render_mode``: ``"ansi"`` returns the transcript with state and delivery tags.
+
+    ## Info
+    ``is_success``, ``final_option``, ``invalid_action``, ``revealed``, ``state``, ``delivery``,
+    ``last_turn``, ``truth`` (DESIGN 3.6), plus ``scenario_id`` and ``actions``.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        realization: Realization = "prosody",
+        access: Access = "T",
+        state_fidelity: StateFidelity = "correct",
+        allow_clarify: bool = True,
+        turn_cost: float = 0.0,
+        max_actions: int = 20,
+        split: SplitChoice = "all",
+        scenario: str | None = None,
+        scenarios: str | Path | Sequence[Scenario] | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        _check_choice("realization", realization, REALIZATIONS)
+        _check_choice("access", access, ACCESS)
+        _check_choice("state_fidelity", state_fidelity, STATE_FIDELITY)
+        _check_choice("split", split, SPLIT_CHOICES)
+        if render_mode is not None:
+            _check_choice("render_mode", render_mode, tuple(self.metadata["render_modes"]))
+        if not isinstance(max_actions, int | np.integer) or max_actions < 1:
+            raise ConfigError(f"max_actions: got {max_actions!r}, expected a positive integer")
+        if not isinstance(turn_cost, int | float) or not np.isfinite(turn_cost) or turn_cost < 0:
+            raise ConfigError(f"turn_cost: got {turn_cost!r}, expected a finite number >= 0")
+        if access in AUDIO_ACCESS:
+            raise ConfigError(
+                f"access: {access!r} needs the speech channel (audio observations), which this "
+                "version does not provide yet; use 'T' or 'T+S'"
+            )
+        self.realization = realization
+        self.access = access
+        self.state_fidelity = state_fidelity
+        self.allow_clarify = bool(allow_clarify)
+        self.turn_cost = float(turn_cost)
+        self.max_actions = int(max_actions)
+        self.split = split
+        self.render_mode = render_mode
+        self.scenarios = _select(_source(scenarios), split)
+        self._by_id = {s.id: s for s in self.scenarios}
+        if scenario is not None and scenario not in self._by_id:
+            raise ConfigError(
+                f"scenario: {scenario!r} is not among the {len(self.scenarios)} scenarios of split {split!r}"
+            )
+        self.fixed_scenario = scenario
+        self.with_text = "T" in access
+        self.with_state = "S" in access
+
+        self.action_space = spaces.MultiDiscrete([N_ACTS, N_OPTIONS, N_TOPICS])
+        obs: dict[str, spaces.Space[Any]] = {
+            "transcript": spaces.Text(TRANSCRIPT_MAX, min_length=1, charset=TEXT_CHARSET),
+            "options": spaces.Text(OPTIONS_MAX, min_length=1, charset=TEXT_CHARSET),
+            "turn": spaces.Discrete(self.max_actions + 1),
+        }
+        if self.with_state:
+            obs["state"] = spaces.Discrete(5)
+        self.observation_space = spaces.Dict(obs)
+
+        self.scenario: Scenario | None = None
+        self._engine: UserEngine | None = None
+        self._cache: dict[str, tuple[ScenarioFacts, str, np.ndarray]] = {}
+
+    # -- Gymnasium API -------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        super().reset(seed=seed)
+        index = int(self.np_random.random() * len(self.scenarios))
+        requested = (options or {}).get("scenario", self.fixed_scenario)
+        if requested is not None:
+            if requested not in self._by_id:
+                raise ConfigError(
+                    f"options['scenario']: {requested!r} is not a scenario of this env"
+                )
+            scenario = self._by_id[requested]
+        else:
+            scenario = self.scenarios[index]
+        self.scenario = scenario
+        cached = self._cache.get(scenario.id)
+        if cached is None:
+            cached = self._cache[scenario.id] = (
+                ScenarioFacts.of(scenario),
+                scenario.options_text(),
+                np.array([c.values for c in scenario.candidates], dtype=np.int64),
+            )
+        facts, self._options_text, self._values = cached
+        self._engine = UserEngine(scenario, self.realization, self.allow_clarify, facts)
+        self._lines: list[str] = []
+        self._log: list[tuple[str, str]] = []  # (speaker line, tag) for render
+        self._true_states: list[int] = []
+        self._actions = 0
+        self._done = False
+        self._truth = self._make_truth()
+        self._asked: set[int] = set()
+        self._say("User", scenario.request, tag="", text_visible=True)
+        attractive = self._engine.current
+        self._say("Assistant", opening_line(scenario, attractive))
+        turn = realize(scenario, self._engine.opening(), TurnDraw.from_rng(self.np_random))
+        self._user_turn(turn)
+        self._last_reply_kind = turn.reply.kind
+        last = {"act": "opening", "option": attractive, "topic": 0, "reply": turn.reply.kind.value}
+        return self._obs(), self._info(turn, last, invalid=False, final=None)
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        if self._engine is None or self.scenario is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        if self._done:
+            raise gym.error.ResetNeeded("the episode has ended; call reset()")
+        act, option, topic, valid = self._parse(action)
+        engine = self._engine
+        valid = valid and engine.is_valid(act, option, topic)
+        self._actions += 1
+        self._say("Assistant", assistant_line(self.scenario, act, option, topic, valid))
+        reply = engine.respond(act, option, topic) if valid else engine.respond(-1, 0, 0)
+        self._last_reply_kind = reply.kind
+        if valid and act == Act.ASK:
+            self._asked.add(topic)
+        reward = -self.turn_cost
+        terminated = reply.kind == ReplyKind.CONFIRMED
+        truncated = not terminated and self._actions >= self.max_actions
+        turn: UserTurn | None = None
+        if not terminated:
+            turn = realize(self.scenario, reply, TurnDraw.from_rng(self.np_random))
+            self._user_turn(turn)
+        final = engine.current if terminated or truncated else None
+        if final is not None:
+            self._done = True
+            reward += 1.0 if final == engine.facts.best else 0.0
+        last = {
+            "act": _ACT_NAMES.get(act, "invalid") if valid else "invalid",
+            "option": option,
+            "topic": topic,
+            "reply": reply.kind.value,
+        }
+        info = self._info(turn, last, invalid=not valid, final=final, confirmed_state=reply.state)
+        return self._obs(), reward, terminated, truncated, info
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        return "\n".join(f"{line}{tag}" for line, tag in self._log) + "\n"
+
+    # -- internals -----------------------------------------------------------------------
+    def _parse(self, action: Any) -> tuple[int, int, int, bool]:
+        try:
+            arr = np.asarray(action).reshape(-1)
+            if (
+                arr.shape != (3,)
+                or not np.issubdtype(arr.dtype, np.integer)
+                and not np.all(arr == np.floor(arr))
+            ):
+                return -1, 0, 0, False
+            act, option, topic = (int(v) for v in arr)
+        except (TypeError, ValueError, OverflowError):
+            return -1, 0, 0, False
+        return act, option, topic, True
+
+    def _say(self, speaker: str, text: str, tag: str = "", text_visible: bool = True) -> None:
+        shown = text if text_visible else AUDIO_PLACEHOLDER
+        self._lines.append(f"{speaker}: {shown}")
+        self._log.append((f"{speaker}: {text}", tag))
+
+    def _user_turn(self, turn: UserTurn) -> None:
+        state = turn.reply.state
+        self._true_states.append(int(state))
+        self._say("User", turn.text, f"  [{state.label}/{turn.delivery}]", self.with_text)
+        self._last_turn = turn
+
+    def _observed_state(self) -> int:
+        fidelity = self.state_fidelity
+        if fidelity == "correct":
+            return self._true_states[-1]
+        if fidelity == "none":
+            return STATE_WITHHELD
+        if fidelity == "always_resolved":
+            return int(State.RESOLVED)
+        if fidelity == "always_unresolved":
+            return int(State.RELUCTANT)
+        u = self._last_turn.draw.shuffle
+        return self._true_states[int(u * len(self._true_states))]
+
+    def _obs(self) -> dict[str, Any]:
+        obs: dict[str, Any] = {
+            "transcript": "\n".join(self._lines),
+            "options": self._options_text,
+            "turn": self._actions,
+        }
+        if self.with_state:
+            obs["state"] = self._observed_state()
+        return obs
+
+    def _make_truth(self) -> dict[str, Any]:
+        facts = self._engine.facts  # type: ignore[union-attr]
+        return {
+            "best": facts.best,
+            "attractive": facts.attractive,
+            "patterns": list(facts.patterns),
+            "topics": list(facts.topic_role),
+        }
+
+    def _info(
+        self,
+        turn: UserTurn | None,
+        last: dict[str, Any],
+        invalid: bool,
+        final: int | None,
+        confirmed_state: State | None = None,
+    ) -> dict[str, Any]:
+        engine = self._engine
+        assert engine is not None and self.scenario is not None
+        state = turn.reply.state if turn else confirmed_state
+        last["pattern"] = engine.facts.patterns[engine.current]
+        return {
+            "is_success": final is not None and final == engine.facts.best,
+            "final_option": final,
+            "invalid_action": invalid,
+            "revealed": [f"L{i + 1}" for i in sorted(engine.revealed)],
+            "state": state.label if state is not None else None,
+            "delivery": turn.delivery if turn else None,
+            "last_turn": last,
+            "truth": {
+                **self._truth,
+                "patterns": list(self._truth["patterns"]),
+                "topics": list(self._truth["topics"]),
+            },
+            "scenario_id": self.scenario.id,
+            "actions": self._actions,
+        }
+
+
+def _check_choice(name: str, value: Any, allowed: Sequence[str]) -> None:
+    if value not in allowed:
+        raise ConfigError(f"{name}: got {value!r}, expected one of {list(allowed)}")
+
+
+def _source(scenarios: str | Path | Sequence[Scenario] | None) -> tuple[Scenario, ...]:
+    if scenarios is None:
+        return load_bank()
+    if isinstance(scenarios, str | Path):
+        return load_scenarios(scenarios)
+    items = tuple(scenarios)
+    if not items or not all(isinstance(s, Scenario) for s in items):
+        raise ConfigError("scenarios: expected a path or a non-empty sequence of Scenario objects")
+    return items
+
+
+def _select(scenarios: tuple[Scenario, ...], split: str) -> tuple[Scenario, ...]:
+    chosen = scenarios if split == "all" else tuple(s for s in scenarios if s.split == split)
+    if not chosen:
+        raise ConfigError(f"split: no scenarios in split {split!r}")
+    return chosen

@@ -1,0 +1,1 @@
+"""Evaluation: rollouts, episode records, metrics, statistics, runner and reports."""

@@ -1,0 +1,50 @@
+"""Play one episode of a policy in an env, keeping every step's info (the metrics' input)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+
+from hear2act_env.policy import Policy
+from hear2act_env.wrappers.structured import StructuredObservation
+
+
+@dataclass
+class Rollout:
+    """What one episode produced."""
+
+    infos: list[dict[str, Any]] = field(default_factory=list)  # reset info, then one per step
+    total_reward: float = 0.0
+    terminated: bool = False
+    truncated: bool = False
+    transcript: str = ""
+
+
+def wrap_for(env: gym.Env, policy: Policy) -> gym.Env:
+    """Wrap ``env`` with the observation adapter the policy reads."""
+    if policy.observation_kind in ("structured", "privileged"):
+        return StructuredObservation(env, keep_text=True)
+    return env
+
+
+def play(env: gym.Env, policy: Policy, seed: int, scenario: str | None = None) -> Rollout:
+    """Reset ``env`` with ``seed`` (and ``scenario``), then let ``policy`` act until the end."""
+    options = {"scenario": scenario} if scenario is not None else None
+    obs, info = env.reset(seed=seed, options=options)
+    privileged = policy.observation_kind == "privileged"
+    if privileged:
+        obs = {**obs, "truth": info["truth"]}
+    policy.reset(obs, seed=seed)
+    out = Rollout(infos=[info])
+    while True:
+        obs, reward, terminated, truncated, info = env.step(policy.act(obs))
+        if privileged:
+            obs = {**obs, "truth": info["truth"]}
+        out.infos.append(info)
+        out.total_reward += float(reward)
+        if terminated or truncated:
+            out.terminated, out.truncated = bool(terminated), bool(truncated)
+            out.transcript = obs["transcript"]
+            return out

@@ -1,0 +1,143 @@
+"""The realizer: engine replies -> user words and a delivery label; agent actions -> lines.
+
+Both realizations share every template except the reactions to a recommendation that leaves
+L2 or L3 unmet: Explicit states the need; Prosody-mediated draws from the **shared acceptance
+pool**, the same pool with the same probabilities as a resolved reaction, so the words carry no
+information about the state. Each user turn consumes exactly one ``TurnDraw`` from the episode's
+generator, whatever the realization, access condition or intervention, so matched rollouts
+stay matched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hear2act_env.protocol.delivery import DELIVERY_LABELS
+from hear2act_env.protocol.engine import REQUIREMENT, Act, Reply, ReplyKind
+from hear2act_env.protocol.scenario import Scenario
+
+#: Short accepting lines, shared by resolved reactions (both realizations) and by reluctant and
+#: concern reactions under Prosody-mediated.
+ACCEPTANCE_POOL: tuple[str, ...] = (
+    "Okay, that could work.",
+    "Alright, sounds good.",
+    "Sure, that works.",
+    "Yeah, okay.",
+    "Okay, I think that's fine.",
+    "That seems alright.",
+    "Alright, let's see.",
+    "Fine by me.",
+    "Okay, got it.",
+    "Sounds fine.",
+    "Yes, that one could do.",
+    "Okay, sure.",
+)
+
+_TEMPLATES: dict[ReplyKind, tuple[str, ...]] = {
+    ReplyKind.REJECT_REQUIREMENT: ("No, that won't work. {text}", "That one's out. {text}"),
+    ReplyKind.REJECT_L1: ("No, that doesn't work for me. {text}", "I can't take that one. {text}"),
+    ReplyKind.CONCERN_L2: (
+        "Hmm, I'm not sure about that one. {text}",
+        "I have a concern with that one. {text}",
+        "That gives me pause. {text}",
+    ),
+    ReplyKind.QUALIFIED_L3: (
+        "That could work, I guess. {text}",
+        "Okay, it might do. One thing, though. {text}",
+        "I suppose that's okay. {text}",
+    ),
+    ReplyKind.ASK_NEED: ("{text}",),
+    ReplyKind.ASK_REQUIREMENT: ("{text}",),
+    ReplyKind.ASK_FAVORED: ("{text}",),
+    ReplyKind.ASK_DISTRACTOR: (
+        "That doesn't matter much to me.",
+        "I don't really mind either way on that.",
+        "Honestly, that's not something I care about.",
+    ),
+    ReplyKind.OPEN_REVEAL: ("Well, there is one thing. {text}", "Actually, yes. {text}"),
+    ReplyKind.OPEN_RESTATE: ("Like I said. {text}", "As I mentioned. {text}"),
+    ReplyKind.OPEN_NOTHING: (
+        "No, I think that covers everything.",
+        "That covers everything for me.",
+        "Nope, nothing else comes to mind.",
+    ),
+    ReplyKind.CLARIFY: ("{text}",),
+    ReplyKind.CONFIRM_DECLINED: (
+        "I can't go with that one. It doesn't meet what I need.",
+        "No, I already said that one doesn't work for me.",
+    ),
+    ReplyKind.INVALID: ("Sorry, I didn't catch that.", "Sorry?"),
+    ReplyKind.ACCEPT: ACCEPTANCE_POOL,
+    ReplyKind.CONFIRMED: ("",),
+}
+
+
+@dataclass(frozen=True)
+class TurnDraw:
+    """The uniform draws one user turn consumes: words, delivery, shuffle, voice variation."""
+
+    line: float
+    delivery: float
+    shuffle: float
+    variation: int
+
+    @classmethod
+    def from_rng(cls, rng: np.random.Generator) -> TurnDraw:
+        """Draw once from ``rng`` (one call, four numbers)."""
+        u = rng.random(4)
+        return cls(float(u[0]), float(u[1]), float(u[2]), int(u[3] * 2**31))
+
+
+@dataclass(frozen=True)
+class UserTurn:
+    """A realized user turn."""
+
+    text: str
+    delivery: str
+    reply: Reply
+    draw: TurnDraw
+
+
+def realize(scenario: Scenario, reply: Reply, draw: TurnDraw) -> UserTurn:
+    """Word ``reply`` for ``scenario`` and pick its delivery label, using ``draw``."""
+    templates = _TEMPLATES[reply.kind]
+    template = templates[int(draw.line * len(templates))]
+    text = template.format(text=_content(scenario, reply)) if "{text}" in template else template
+    labels = DELIVERY_LABELS[reply.state]
+    return UserTurn(text, labels[int(draw.delivery * len(labels))], reply, draw)
+
+
+def _content(scenario: Scenario, reply: Reply) -> str:
+    if reply.need == REQUIREMENT:
+        return scenario.requirement.restatement
+    if reply.kind == ReplyKind.ASK_FAVORED:
+        return scenario.favored.restatement
+    if reply.need is None:
+        raise ValueError(f"reply {reply.kind.value} needs a need index")
+    need = scenario.needs[reply.need]
+    if reply.kind == ReplyKind.ASK_NEED:
+        return need.ask_answer
+    return need.hint if reply.need == 0 else need.statement
+
+
+def assistant_line(scenario: Scenario, act: int, option: int, topic: int, valid: bool) -> str:
+    """The templated assistant utterance for an action (options are numbered from 1)."""
+    if not valid:
+        return "(unclear request)"
+    name = scenario.candidates[option].name
+    if act == Act.RECOMMEND:
+        return f"How about option {option + 1}, {name}?"
+    if act == Act.CONFIRM:
+        return "Great, let's go with that one."
+    if act == Act.CLARIFY:
+        return "Could you tell me more about what you need?"
+    if topic == 0:
+        return "Is there anything else that matters to you?"
+    return f"What about {scenario.attributes[topic - 1].label}? Does that matter to you?"
+
+
+def opening_line(scenario: Scenario, option: int) -> str:
+    """The assistant's fixed opening recommendation."""
+    return f"I'd suggest option {option + 1}, {scenario.candidates[option].name}."

@@ -1,0 +1,125 @@
+"""The shipped scenario bank and user scenario files.
+
+The bank is ``data/bank.jsonl`` (one scenario per line, generated from the domain files by
+``build_bank``) with its SHA-256 in ``data/bank.sha256``; loading verifies the checksum. User
+files (JSON list, single JSON object, or JSONL) are parsed and validated up front, failing with
+``file:line``, the scenario id, the field and what was expected.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from hear2act_env.errors import Hear2ActError, ScenarioError
+from hear2act_env.protocol.scenario import Scenario
+from hear2act_env.protocol.validator import problems
+
+DATA = Path(__file__).parent / "data"
+BANK_PATH = DATA / "bank.jsonl"
+CHECKSUM_PATH = DATA / "bank.sha256"
+
+
+def dumps_bank(scenarios: Iterable[Scenario]) -> bytes:
+    """The canonical bytes of a bank: one sorted-key compact JSON object per line."""
+    lines = [json.dumps(s.to_dict(), sort_keys=True, separators=(",", ":")) for s in scenarios]
+    return ("\n".join(lines) + "\n").encode("ascii")
+
+
+def build_bank(domain_folder: str | Path | None = None) -> list[Scenario]:
+    """Generate every scenario from the domain files (sorted by domain id)."""
+    from hear2act_env.scenarios.domain import domain_files, load_domain
+    from hear2act_env.scenarios.generator import generate_domain
+
+    domains = sorted((load_domain(p) for p in domain_files(domain_folder)), key=lambda d: d.id)
+    return [s for d in domains for s in generate_domain(d)]
+
+
+def write_bank(scenarios: Sequence[Scenario], folder: Path = DATA) -> str:
+    """Write ``bank.jsonl`` and ``bank.sha256`` into ``folder``; return the checksum."""
+    data = dumps_bank(scenarios)
+    digest = hashlib.sha256(data).hexdigest()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / BANK_PATH.name).write_bytes(data)
+    (folder / CHECKSUM_PATH.name).write_text(digest + "\n", encoding="ascii")
+    return digest
+
+
+def bank_checksum() -> str:
+    """The recorded SHA-256 of the shipped bank."""
+    return CHECKSUM_PATH.read_text(encoding="ascii").strip()
+
+
+@functools.cache
+def load_bank() -> tuple[Scenario, ...]:
+    """The shipped bank, checksum-verified (cached per process)."""
+    data = BANK_PATH.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != bank_checksum():
+        raise Hear2ActError(
+            f"{BANK_PATH}: checksum {digest[:12]}... does not match {bank_checksum()[:12]}...: "
+            "the installed scenario bank is corrupt; reinstall hear2act-env"
+        )
+    return tuple(_parse_lines(data.decode("ascii").splitlines(), BANK_PATH, validate=False))
+
+
+def load_scenarios(path: str | Path) -> tuple[Scenario, ...]:
+    """Parse and validate a user scenario file (.json list/object or .jsonl)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ScenarioError(f"scenarios: {path} is not a file")
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        scenarios = _parse_lines(text.splitlines(), path, validate=True)
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ScenarioError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+        items = data if isinstance(data, list) else [data]
+        scenarios = [
+            _parse_one(item, f"{path}:{_line_of(text, item, i)}") for i, item in enumerate(items)
+        ]
+    if not scenarios:
+        raise ScenarioError(f"{path}: contains no scenarios")
+    ids = [s.id for s in scenarios]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise ScenarioError(f"{path}: duplicated scenario ids {dupes}")
+    return tuple(scenarios)
+
+
+def _parse_lines(lines: list[str], path: Path, validate: bool) -> list[Scenario]:
+    out = []
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ScenarioError(f"{path}:{lineno}: invalid JSON: {exc.msg}") from None
+        out.append(_parse_one(data, f"{path}:{lineno}") if validate else Scenario.from_dict(data))
+    return out
+
+
+def _parse_one(data: object, where: str) -> Scenario:
+    try:
+        scenario = Scenario.from_dict(data)  # type: ignore[arg-type]
+    except ScenarioError as exc:
+        raise ScenarioError(f"{where}: {exc}") from None
+    found = problems(scenario)
+    if found:
+        raise ScenarioError(f"{where}: " + "; ".join(found))
+    return scenario
+
+
+def _line_of(text: str, item: object, index: int) -> int:
+    """Best-effort line number of the ``index``-th object in a JSON list."""
+    if isinstance(item, dict) and isinstance(item.get("id"), str):
+        pos = text.find(json.dumps(item["id"]))
+        if pos >= 0:
+            return text.count("\n", 0, pos) + 1
+    return 1 if index == 0 else 0

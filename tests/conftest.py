@@ -1,0 +1,29 @@
+"""Shared fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hear2act_env.protocol.scenario import Scenario
+from hear2act_env.scenarios.domain import load_domain
+from hear2act_env.scenarios.generator import generate_scenario
+
+DOMAINS = Path(__file__).resolve().parents[1] / "hear2act_env" / "scenarios" / "domains"
+
+
+@pytest.fixture(scope="session")
+def flights_domain():
+    return load_domain(DOMAINS / "domestic-flights.json")
+
+
+@pytest.fixture(scope="session")
+def scenario(flights_domain) -> Scenario:
+    """A valid scenario (domestic-flights-01)."""
+    return generate_scenario(flights_domain, 0)
+
+
+@pytest.fixture(scope="session")
+def flights_scenarios(flights_domain) -> list[Scenario]:
+    return [generate_scenario(flights_domain, i) for i in range(10)]

@@ -1,0 +1,87 @@
+import json
+
+import pytest
+
+import hear2act_env.scenarios.bank as bank
+from hear2act_env.env import Hear2ActEnv
+from hear2act_env.errors import Hear2ActError, ScenarioError
+from hear2act_env.scenarios.check import check_domain
+from hear2act_env.scenarios.domain import domain_files, load_domain
+
+
+def test_shipped_bank_is_what_the_generator_makes():
+    """Same bytes on every run and machine: regenerate from the domain files and compare."""
+    assert bank.dumps_bank(bank.build_bank()) == bank.BANK_PATH.read_bytes()
+
+
+def test_bank_loads_and_is_consistent():
+    scenarios = bank.load_bank()
+    domains = {s.domain for s in scenarios}
+    assert len(scenarios) == 10 * len(domains) == 10 * len(domain_files())
+    for d in domains:
+        splits = [s.split for s in scenarios if s.domain == d]
+        assert splits.count("train") == 8 and splits.count("test") == 2
+
+
+@pytest.mark.parametrize("path", domain_files(), ids=lambda p: p.stem)
+def test_every_domain_passes_every_check(path):
+    assert check_domain(load_domain(path)) == []
+
+
+def test_corrupt_bank_is_detected(tmp_path, monkeypatch):
+    data = bank.BANK_PATH.read_bytes()
+    (tmp_path / "bank.jsonl").write_bytes(data.replace(b"the", b"teh", 1))
+    (tmp_path / "bank.sha256").write_text(bank.bank_checksum())
+    monkeypatch.setattr(bank, "BANK_PATH", tmp_path / "bank.jsonl")
+    monkeypatch.setattr(bank, "CHECKSUM_PATH", tmp_path / "bank.sha256")
+    bank.load_bank.cache_clear()
+    try:
+        with pytest.raises(Hear2ActError, match="checksum"):
+            bank.load_bank()
+    finally:
+        bank.load_bank.cache_clear()
+
+
+def test_custom_jsonl_file_runs_in_env(tmp_path, flights_scenarios):
+    path = tmp_path / "mine.jsonl"
+    path.write_text("\n".join(json.dumps(s.to_dict()) for s in flights_scenarios[:3]))
+    env = Hear2ActEnv(scenarios=path, scenario=flights_scenarios[1].id)
+    assert env.reset(seed=0)[1]["scenario_id"] == flights_scenarios[1].id
+
+
+def test_custom_file_errors_name_file_line_id_and_field(tmp_path, flights_scenarios):
+    rows = [s.to_dict() for s in flights_scenarios[:3]]
+    rows[2]["needs"][0]["hint"] = 7
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    with pytest.raises(ScenarioError) as err:
+        Hear2ActEnv(scenarios=path)
+    msg = str(err.value)
+    assert (
+        f"{path}:3" in msg
+        and flights_scenarios[2].id in msg
+        and "needs[0].hint" in msg
+        and "expected str" in msg
+    )
+
+
+def test_custom_json_list_structural_error(tmp_path, flights_scenarios):
+    rows = [s.to_dict() for s in flights_scenarios[:2]]
+    rows[1]["candidates"] = rows[1]["candidates"][:10]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(rows, indent=1))
+    with pytest.raises(
+        ScenarioError, match=r"bad.json:\d+: scenario .*-02: candidates: expected 11"
+    ):
+        Hear2ActEnv(scenarios=path)
+
+
+def test_invalid_json_and_duplicates(tmp_path, flights_scenarios):
+    path = tmp_path / "broken.json"
+    path.write_text("[{]")
+    with pytest.raises(ScenarioError, match="broken.json:1: invalid JSON"):
+        Hear2ActEnv(scenarios=path)
+    dup = tmp_path / "dup.jsonl"
+    dup.write_text("\n".join(json.dumps(flights_scenarios[0].to_dict()) for _ in range(2)))
+    with pytest.raises(ScenarioError, match="duplicated scenario ids"):
+        Hear2ActEnv(scenarios=dup)

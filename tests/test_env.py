@@ -1,0 +1,223 @@
+import pickle
+import subprocess
+import sys
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import hear2act_env
+from hear2act_env import ENV_IDS, Hear2ActEnv
+from hear2act_env.errors import ConfigError
+from hear2act_env.wrappers import StructuredObservation
+
+ASK, CLARIFY, RECOMMEND, CONFIRM = range(4)
+
+
+def rollout(env, seed, actions):
+    obs, info = env.reset(seed=seed)
+    out = [(obs, info)]
+    for a in actions:
+        obs, r, term, trunc, info = env.step(np.array(a))
+        out.append((obs, r, term, trunc, info))
+        if term or trunc:
+            break
+    return out
+
+
+@pytest.mark.parametrize("env_id", sorted(ENV_IDS))
+def test_gymnasium_check_env(env_id):
+    env = gym.make(env_id).unwrapped
+    check_env(env, skip_render_check=False)
+
+
+@pytest.mark.parametrize("env_id", sorted(ENV_IDS))
+def test_sb3_check_env_on_structured_view(env_id):
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    sb3_check_env(StructuredObservation(gym.make(env_id).unwrapped), warn=True)
+
+
+def test_make_with_module_prefix_without_prior_import():
+    code = "import gymnasium as gym; e = gym.make('hear2act_env:Hear2Act-Prosody-Text-v0'); print(e.reset(seed=1)[0]['turn'])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0"
+
+
+def test_import_is_light():
+    code = "import sys, hear2act_env; print(sorted(m for m in ('torch','transformers','ray','torchaudio') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_same_seed_same_episode():
+    actions = [
+        (ASK, 0, 0),
+        (RECOMMEND, 3, 0),
+        (ASK, 0, 2),
+        (CLARIFY, 0, 0),
+        (RECOMMEND, 7, 0),
+        (CONFIRM, 0, 0),
+    ]
+    a = rollout(gym.make("Hear2Act-Prosody-TextState-v0"), 11, actions)
+    b = rollout(gym.make("Hear2Act-Prosody-TextState-v0"), 11, actions)
+    assert [x[0] for x in a] == [x[0] for x in b]
+    assert [x[-1] for x in a] == [x[-1] for x in b]
+    c = rollout(gym.make("Hear2Act-Prosody-TextState-v0"), 12, actions)
+    assert [x[0]["transcript"] for x in a] != [x[0]["transcript"] for x in c]
+
+
+@pytest.mark.parametrize("realization", ["prosody", "explicit"])
+def test_matched_rollouts_across_access_and_fidelity(realization):
+    actions = [(ASK, 0, 0), (RECOMMEND, 2, 0), (ASK, 0, 5), (RECOMMEND, 9, 0), (ASK, 0, 0)]
+    runs = []
+    for access, fidelity in (
+        ("T", "correct"),
+        ("T+S", "correct"),
+        ("T+S", "shuffled"),
+        ("T+S", "none"),
+    ):
+        env = Hear2ActEnv(realization=realization, access=access, state_fidelity=fidelity)
+        runs.append(rollout(env, 5, actions))
+    transcripts = [[x[0]["transcript"] for x in run] for run in runs]
+    assert all(t == transcripts[0] for t in transcripts)
+    assert all(run[0][1]["scenario_id"] == runs[0][0][1]["scenario_id"] for run in runs)
+
+
+def test_scenario_selection_and_split():
+    env = Hear2ActEnv(split="test")
+    ids = {env.reset(seed=s)[1]["scenario_id"] for s in range(40)}
+    assert all(i.endswith(("-09", "-10")) for i in ids) and len(ids) > 3
+    sid = next(iter(ids))
+    assert Hear2ActEnv(scenario=sid).reset(seed=3)[1]["scenario_id"] == sid
+    other = sorted(ids)[-1]
+    assert env.reset(seed=0, options={"scenario": other})[1]["scenario_id"] == other
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"realization": "loud"}, "realization"),
+        ({"access": "X"}, "access"),
+        ({"state_fidelity": "random"}, "state_fidelity"),
+        ({"max_actions": 0}, "max_actions"),
+        ({"turn_cost": -1}, "turn_cost"),
+        ({"split": "dev"}, "split"),
+        ({"scenario": "nope-01"}, "scenario"),
+        ({"render_mode": "human"}, "render_mode"),
+        ({"scenarios": []}, "scenarios"),
+    ],
+)
+def test_bad_arguments_name_the_field(kwargs, field):
+    with pytest.raises(ConfigError, match=field):
+        Hear2ActEnv(**kwargs)
+
+
+@pytest.mark.parametrize("access", ["A", "A+T", "A+T+S"])
+def test_audio_access_raises_until_speech_exists(access):
+    with pytest.raises(ConfigError, match="speech"):
+        Hear2ActEnv(access=access)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        np.array([5, 0, 0]),
+        np.array([2, 11, 0]),
+        np.array([0, 0, 9]),
+        np.array([-1, 0, 0]),
+        [1, 2],
+        "ask",
+        None,
+        np.array([0.5, 1, 1]),
+    ],
+)
+def test_invalid_actions_cost_a_turn_and_change_nothing(bad):
+    env = Hear2ActEnv(access="T+S")
+    _, info0 = env.reset(seed=2)
+    obs, r, term, trunc, info = env.step(bad)
+    assert info["invalid_action"] and not term and not trunc and r == 0
+    assert obs["turn"] == 1 and obs["transcript"].endswith(
+        ("Sorry, I didn't catch that.", "Sorry?")
+    )
+    assert info["revealed"] == info0["revealed"] and info["state"] == info0["state"]
+    obs, *_ = env.step(np.array([RECOMMEND, info["truth"]["best"], 0]))
+    assert obs["state"] == 1
+
+
+def test_clarify_invalid_for_spoken_assistants():
+    env = Hear2ActEnv(allow_clarify=False)
+    env.reset(seed=0)
+    info = env.step(np.array([CLARIFY, 0, 0]))[-1]
+    assert info["invalid_action"] and info["revealed"] == []
+
+
+def test_truncation_scores_current_recommendation():
+    env = Hear2ActEnv(max_actions=3, turn_cost=0.1)
+    _, info = env.reset(seed=4)
+    best = info["truth"]["best"]
+    results = [env.step(np.array(a)) for a in [(ASK, 0, 0), (ASK, 0, 1), (RECOMMEND, best, 0)]]
+    _, r, term, trunc, info = results[-1]
+    assert trunc and not term and info["final_option"] == best and info["is_success"]
+    assert r == pytest.approx(0.9) and results[0][1] == pytest.approx(-0.1)
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(np.array([ASK, 0, 0]))
+
+
+def test_state_fidelity_interventions():
+    actions = [(RECOMMEND, o, 0) for o in range(11)] + [(ASK, 0, 0)] * 4
+    true = [x[-1]["state"] for x in rollout(Hear2ActEnv(access="T+S"), 9, actions)]
+    codes = {"resolved": 1, "reluctant": 2, "concern": 3, "rejection": 4}
+    for fidelity, expect in (("none", 0), ("always_resolved", 1), ("always_unresolved", 2)):
+        run = rollout(Hear2ActEnv(access="T+S", state_fidelity=fidelity), 9, actions)
+        assert {x[0]["state"] for x in run} == {expect}
+    run = rollout(Hear2ActEnv(access="T+S", state_fidelity="shuffled"), 9, actions)
+    shown = [x[0]["state"] for x in run]
+    for k, s in enumerate(shown):
+        assert s in {codes[t] for t in true[: k + 1]}
+    assert shown != [codes[t] for t in true]
+    correct = rollout(Hear2ActEnv(access="T+S"), 9, actions)
+    assert [x[0]["state"] for x in correct] == [codes[t] for t in true]
+
+
+def test_pickle_mid_episode_continues_identically():
+    env = Hear2ActEnv(access="T+S")
+    env.reset(seed=8)
+    env.step(np.array([ASK, 0, 0]))
+    clone = pickle.loads(pickle.dumps(env))
+    for a in [(RECOMMEND, 4, 0), (ASK, 0, 0), (ASK, 0, 3)]:
+        assert env.step(np.array(a))[0] == clone.step(np.array(a))[0]
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_vector_envs_carry_text(kind):
+    fns = [lambda: gym.make("Hear2Act-Prosody-Text-v0") for _ in range(2)]
+    vec = (
+        gym.vector.SyncVectorEnv(fns)
+        if kind == "sync"
+        else gym.vector.AsyncVectorEnv(fns, shared_memory=False)
+    )
+    obs, _ = vec.reset(seed=[3, 4])
+    single = [gym.make("Hear2Act-Prosody-Text-v0").reset(seed=s)[0]["transcript"] for s in (3, 4)]
+    assert list(obs["transcript"]) == single
+    obs, *_ = vec.step(np.array([[ASK, 0, 0], [ASK, 0, 0]]))
+    assert all(t.count("User:") == 3 for t in obs["transcript"])
+    vec.close()
+
+
+def test_render_ansi_has_state_tags():
+    env = gym.make("Hear2Act-Explicit-Text-v0", render_mode="ansi")
+    env.reset(seed=0)
+    env.step(np.array([ASK, 0, 0]))
+    text = env.render()
+    assert "[reluctant/" in text and text.startswith("User: ")
+
+
+def test_step_before_reset_raises():
+    with pytest.raises(gym.error.ResetNeeded):
+        Hear2ActEnv().step(np.array([0, 0, 0]))
+
+
+def test_version_string():
+    assert hear2act_env.__version__
