@@ -37,6 +37,7 @@ SPLIT_CHOICES: tuple[str, ...] = get_args(SplitChoice)
 AUDIO_ACCESS = frozenset({"A", "A+T", "A+T+S"})
 TRANSCRIPT_MAX = 32_768
 OPTIONS_MAX = 8_192
+DOMAIN_MAX = 128
 AUDIO_PLACEHOLDER = "[user audio]"
 _ACT_NAMES = {int(a): a.name.lower() for a in Act}
 
@@ -64,6 +65,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
 
     ## Observation Space
     A ``Dict`` whose keys depend on ``access``:
+    - ``domain``: ``Text``, the service domain in words ("domestic flights"), for prompts.
     - ``transcript``: ``Text``, the dialogue so far, one ``User:``/``Assistant:`` line per turn.
       Without T (access ``A``) every user turn after the request reads ``[user audio]``.
     - ``options``: ``Text``, the 11 numbered options with all 8 attribute values.
@@ -159,6 +161,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
 
         self.action_space = spaces.MultiDiscrete([N_ACTS, N_OPTIONS, N_TOPICS])
         obs: dict[str, spaces.Space[Any]] = {
+            "domain": spaces.Text(DOMAIN_MAX, min_length=1, charset=TEXT_CHARSET),
             "transcript": spaces.Text(TRANSCRIPT_MAX, min_length=1, charset=TEXT_CHARSET),
             "options": spaces.Text(OPTIONS_MAX, min_length=1, charset=TEXT_CHARSET),
             "turn": spaces.Discrete(self.max_actions + 1),
@@ -292,6 +295,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
 
     def _obs(self) -> dict[str, Any]:
         obs: dict[str, Any] = {
+            "domain": self.scenario.domain_name,  # type: ignore[union-attr]
             "transcript": "\n".join(self._lines),
             "options": self._options_text,
             "turn": self._actions,

@@ -1,0 +1,77 @@
+"""Runner throughput per backend, and its overhead over bare env stepping with the same policy.
+
+    python benchmarks/runner_scaling.py [--agent prober] [--scenarios 480]
+
+Grid: one agent x 2 realizations x (T, T+S) x scenarios. "bare" plays the same episodes in a
+plain loop (same env, wrappers, policy and seeds) without records or files. Goal: serial runner
+overhead < 10%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from agents.registry import make_agent
+from hear2act_env.evaluation.rollout import play, wrap_for
+from hear2act_env.evaluation.runner import GridConfig, _make_env, run_grid
+from hear2act_env.scenarios.bank import load_bank
+
+
+def bare(config: GridConfig) -> float:
+    start = time.perf_counter()
+    for key in config.keys():
+        policy = make_agent(key.agent)
+        env = wrap_for(_make_env(config, key.realization, key.access, key.fidelity), policy)
+        play(env, policy, seed=key.seed, scenario=key.scenario)
+    return time.perf_counter() - start
+
+
+def timed_grid(config: GridConfig, backend: str, workers: int) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        run_grid(
+            config,
+            Path(tmp) / "r.jsonl",
+            make_agent,
+            backend=backend,
+            workers=workers,
+            chunk=64,
+            progress=False,
+        )
+        return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--agent", default="prober")
+    parser.add_argument("--scenarios", type=int, default=480)
+    parser.add_argument("--no-ray", action="store_true")
+    args = parser.parse_args()
+    ids = tuple(s.id for s in load_bank()[: args.scenarios])
+    config = GridConfig(agents=(args.agent,), scenarios=ids)
+    n = len(config.keys())
+    bare(config)  # warm caches (bank, envs)
+    t_bare = min(bare(config) for _ in range(2))
+    rows = [("bare loop", t_bare)]
+    rows.append(("serial", min(timed_grid(config, "serial", 1) for _ in range(2))))
+    rows.append(("process x2", timed_grid(config, "process", 2)))
+    if not args.no_ray:
+        import ray
+
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        rows.append(("ray x2", timed_grid(config, "ray", 2)))
+        ray.shutdown()
+    print(f"{n} episodes ({args.agent}, 2 realizations x T, T+S x {len(ids)} scenarios)")
+    print(f"{'backend':<14}{'seconds':>10}{'episodes/s':>12}")
+    for name, t in rows:
+        print(f"{name:<14}{t:>10.2f}{n / t:>12.0f}")
+    print(
+        f"serial runner overhead over the bare loop: {100 * (rows[1][1] / t_bare - 1):.1f}% (goal < 10%)"
+    )
+
+
+if __name__ == "__main__":
+    main()

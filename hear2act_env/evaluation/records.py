@@ -1,0 +1,127 @@
+"""Episode keys and records: everything DESIGN 3.7's metrics need, as JSON lines."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from hear2act_env.evaluation.rollout import Rollout
+
+ACT_NAMES = ("ask", "clarify", "recommend", "confirm")
+
+
+@dataclass(frozen=True, order=True)
+class EpisodeKey:
+    """Identifies one episode of the grid; ``seed`` follows from (scenario, realization, run)."""
+
+    agent: str
+    realization: str
+    access: str
+    fidelity: str
+    scenario: str
+    run: int
+
+    @property
+    def seed(self) -> int:
+        """The env seed: the same for every agent and condition of a (scenario, realization, run),
+        so paired rollouts share their opening."""
+        digest = hashlib.sha256(f"{self.scenario}|{self.realization}|{self.run}".encode()).digest()
+        return int.from_bytes(digest[:4], "little")
+
+    @property
+    def condition(self) -> str:
+        """Access condition with its intervention, e.g. ``T+S`` or ``T+S/shuffled``."""
+        return self.access if self.fidelity == "correct" else f"{self.access}/{self.fidelity}"
+
+    def id(self) -> str:
+        """A compact unique string for resuming."""
+        return "|".join(str(v) for v in asdict(self).values())
+
+
+@dataclass
+class EpisodeRecord:
+    """One finished (or failed) episode."""
+
+    key: EpisodeKey
+    seed: int
+    success: bool = False
+    final_option: int | None = None
+    best: int | None = None
+    reward: float = 0.0
+    terminated: bool = False
+    truncated: bool = False
+    actions: int = 0
+    counts: dict[str, int] = field(default_factory=dict)  # ask_targeted, ask_open, clarify, ...
+    recommend_patterns: list[str] = field(default_factory=list)  # agent recommendations only
+    revealed: list[str] = field(default_factory=list)
+    premature_closure: bool = False
+    reluctant_turns: int = 0  # user turns in state "reluctant" that the agent answered
+    confirm_after_reluctant: int = 0  # of those, answered by an immediate CONFIRM
+    privileged: bool = False  # the oracle: given ground truth
+    agent_stats: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    def to_json(self) -> str:
+        """One JSON line (sorted keys: byte-identical for identical records)."""
+        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, line: str) -> EpisodeRecord:
+        """Parse a line written by ``to_json``."""
+        data = json.loads(line)
+        data["key"] = EpisodeKey(**data["key"])
+        return cls(**data)
+
+
+def record_from_rollout(
+    key: EpisodeKey, rollout: Rollout, privileged: bool, agent_stats: dict[str, Any]
+) -> EpisodeRecord:
+    """Summarize a rollout's infos into a record."""
+    counts = {
+        "ask_targeted": 0,
+        "ask_open": 0,
+        "clarify": 0,
+        "recommend": 0,
+        "confirm": 0,
+        "invalid": 0,
+    }
+    patterns: list[str] = []
+    reluctant = confirm_after = 0
+    previous_state = rollout.infos[0]["state"]
+    for info in rollout.infos[1:]:
+        turn = info["last_turn"]
+        act = turn["act"]
+        if act == "ask":
+            counts["ask_open" if turn["topic"] == 0 else "ask_targeted"] += 1
+        elif act in counts:
+            counts[act] += 1
+        if act == "recommend":
+            patterns.append(turn["pattern"])
+        if previous_state == "reluctant":
+            reluctant += 1
+            confirm_after += act == "confirm"
+        previous_state = info["state"]
+    last = rollout.infos[-1]
+    best = last["truth"]["best"]
+    final = last["final_option"]
+    return EpisodeRecord(
+        key=key,
+        seed=key.seed,
+        success=bool(last["is_success"]),
+        final_option=final,
+        best=best,
+        reward=rollout.total_reward,
+        terminated=rollout.terminated,
+        truncated=rollout.truncated,
+        actions=int(last["actions"]),
+        counts=counts,
+        recommend_patterns=patterns,
+        revealed=list(last["revealed"]),
+        premature_closure=rollout.terminated and final != best,
+        reluctant_turns=reluctant,
+        confirm_after_reluctant=confirm_after,
+        privileged=privileged,
+        agent_stats=dict(agent_stats),
+    )

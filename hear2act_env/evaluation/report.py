@@ -1,0 +1,302 @@
+"""Paper-style tables, CSV and plots from episode records."""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hear2act_env.evaluation import metrics as M
+from hear2act_env.evaluation.records import EpisodeRecord
+from hear2act_env.evaluation.stats import Estimate, bootstrap, paired_difference, pooled
+
+Cell = tuple[str, str, str]  # (agent, realization, condition)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One table row: a cell and its estimates."""
+
+    agent: str
+    realization: str
+    condition: str
+    n: int
+    errors: int
+    values: dict[str, Estimate]
+
+
+def group(records: Sequence[EpisodeRecord]) -> dict[Cell, list[EpisodeRecord]]:
+    """Records by (agent, realization, condition), in first-seen order."""
+    out: dict[Cell, list[EpisodeRecord]] = defaultdict(list)
+    for r in records:
+        out[(r.key.agent, r.key.realization, r.key.condition)].append(r)
+    return dict(out)
+
+
+def condition_rows(
+    records: Sequence[EpisodeRecord], metrics: Sequence[M.Metric] = M.MAIN + M.BEHAVIOUR
+) -> list[Row]:
+    """One row per cell with bootstrap CIs."""
+    rows = []
+    for (agent, realization, condition), recs in group(records).items():
+        values = {m.name: bootstrap(recs, m) for m in metrics}
+        errors = sum(r.error is not None for r in recs)
+        rows.append(Row(agent, realization, condition, len(recs), errors, values))
+    return rows
+
+
+def difference_rows(
+    records: Sequence[EpisodeRecord], reference: str = "T", metrics: Sequence[M.Metric] = M.MAIN
+) -> list[Row]:
+    """Paired differences of each condition against ``reference``, per agent and realization."""
+    cells = group(records)
+    rows = []
+    for (agent, realization, condition), recs in cells.items():
+        base = cells.get((agent, realization, reference))
+        if condition == reference or base is None:
+            continue
+        values = {m.name: paired_difference(base, recs, m) for m in metrics}
+        rows.append(Row(agent, realization, f"{condition} - {reference}", len(recs), 0, values))
+    return rows
+
+
+def pooled_rows(
+    records: Sequence[EpisodeRecord], metrics: Sequence[M.Metric] = M.MAIN
+) -> list[Row]:
+    """Per realization and condition, the equal-weight mean over non-privileged agents."""
+    by: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
+    for r in records:
+        if not r.privileged:
+            by[(r.key.realization, r.key.condition)].append(r)
+    return [
+        Row(
+            "pooled",
+            realization,
+            condition,
+            len(recs),
+            0,
+            {m.name: pooled(recs, m) for m in metrics},
+        )
+        for (realization, condition), recs in by.items()
+    ]
+
+
+def format_table(
+    rows: Sequence[Row], metrics: Sequence[str], title: str, privileged: set[str] = frozenset()
+) -> str:
+    """A fixed-width text table (privileged agents marked with *)."""
+    head = f"{'agent':<14}{'realization':<12}{'condition':<24}{'n':>6}" + "".join(
+        f"{m:>25}" for m in metrics
+    )
+    lines = [title, head, "-" * len(head)]
+    for r in rows:
+        label = r.agent + (" *" if r.agent in privileged else "")
+        cells = "".join(f"{str(r.values[m]):>25}" for m in metrics)
+        lines.append(f"{label:<14}{r.realization:<12}{r.condition:<24}{r.n:>6}{cells}")
+    return "\n".join(lines)
+
+
+def _ordered(rows: Sequence[Row], records: Sequence[EpisodeRecord]) -> list[Row]:
+    order = {}
+    for r in records:
+        for i, v in enumerate((r.key.agent, r.key.realization, r.key.condition)):
+            order.setdefault((i, v), len(order))
+    return sorted(
+        rows,
+        key=lambda r: (
+            order.get((0, r.agent), -1),
+            order.get((1, r.realization), 0),
+            order.get((2, r.condition.split(" - ")[0]), 0),
+        ),
+    )
+
+
+def write_csv(rows: Sequence[Row], path: Path) -> None:
+    """Long-format CSV: one line per row and metric."""
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(
+            [
+                "agent",
+                "realization",
+                "condition",
+                "n",
+                "errors",
+                "metric",
+                "value",
+                "ci_low",
+                "ci_high",
+            ]
+        )
+        for r in rows:
+            for name, e in r.values.items():
+                w.writerow(
+                    [
+                        r.agent,
+                        r.realization,
+                        r.condition,
+                        r.n,
+                        r.errors,
+                        name,
+                        f"{e.value:.4f}",
+                        f"{e.low:.4f}",
+                        f"{e.high:.4f}",
+                    ]
+                )
+
+
+def plot_all(records: Sequence[EpisodeRecord], rows: Sequence[Row], folder: Path) -> list[Path]:
+    """Success by condition (CI bars), action composition, state-fidelity chart (PNG)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        from hear2act_env.errors import MissingExtraError
+
+        raise MissingExtraError("report", "matplotlib") from None
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    agents = list(dict.fromkeys(r.agent for r in rows))
+    conditions = list(dict.fromkeys(r.condition for r in rows))
+    main_conditions = [c for c in conditions if "/" not in c]
+    by = {(r.agent, r.realization, r.condition): r for r in rows}
+    realizations = list(dict.fromkeys(r.realization for r in rows))
+
+    fig, axes = plt.subplots(
+        1, len(realizations), figsize=(6 * len(realizations), 4), sharey=True, squeeze=False
+    )
+    width = 0.8 / max(len(main_conditions), 1)
+    for ax, realization in zip(axes[0], realizations):
+        for j, cond in enumerate(main_conditions):
+            xs, ys, lo, hi = [], [], [], []
+            for i, agent in enumerate(agents):
+                row = by.get((agent, realization, cond))
+                if row:
+                    e = row.values["success"]
+                    xs.append(i + j * width)
+                    ys.append(e.value)
+                    lo.append(e.value - e.low)
+                    hi.append(e.high - e.value)
+            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, label=cond)
+        ax.set_xticks(
+            [i + width * (len(main_conditions) - 1) / 2 for i in range(len(agents))],
+            agents,
+            rotation=30,
+        )
+        ax.set_title(f"{realization}: Success % (95% CI)")
+        ax.legend()
+    fig.tight_layout()
+    written.append(_save(fig, folder / "success_by_condition.png", plt))
+
+    kinds = ("ask", "clarify", "recommend", "confirm", "invalid")
+    cells = [
+        (a, r, c) for a in agents for r in realizations for c in main_conditions if (a, r, c) in by
+    ]
+    groups = group(records)
+    fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(cells)), 4))
+    bottom = [0.0] * len(cells)
+    for kind in kinds:
+        metric = M.BY_NAME[f"{kind}_share"]
+        vals = [metric(groups[c]) for c in cells]
+        ax.bar(range(len(cells)), vals, bottom=bottom, label=kind)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_xticks(
+        range(len(cells)), [f"{a}/{r[:4]}/{c}" for a, r, c in cells], rotation=70, fontsize=7
+    )
+    ax.set_ylabel("share of actions (%)")
+    ax.set_title("Action composition per condition")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    written.append(_save(fig, folder / "action_composition.png", plt))
+
+    fidelity = [c for c in conditions if c.startswith("T+S")]
+    if len(fidelity) > 1:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for agent in agents:
+            pts = [
+                (c, by[(agent, "prosody", c)].values["success"])
+                for c in fidelity
+                if (agent, "prosody", c) in by
+            ]
+            if pts:
+                ax.errorbar(
+                    [p[0] for p in pts],
+                    [p[1].value for p in pts],
+                    yerr=[
+                        [p[1].value - p[1].low for p in pts],
+                        [p[1].high - p[1].value for p in pts],
+                    ],
+                    marker="o",
+                    capsize=3,
+                    label=agent,
+                )
+        ax.set_title("State fidelity (Prosody-mediated): Success % (95% CI)")
+        ax.tick_params(axis="x", rotation=20)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        written.append(_save(fig, folder / "state_fidelity.png", plt))
+    return written
+
+
+def _save(fig, path: Path, plt) -> Path:  # noqa: ANN001
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def report(records: Sequence[EpisodeRecord], out: Path | None = None, plots: bool = True) -> str:
+    """Print-ready text of all tables; with ``out``, also CSVs and PNG plots there."""
+    rows = _ordered(condition_rows(records), records)
+    main_rows = [r for r in rows if "/" not in r.condition]
+    fidelity_rows = [
+        r for r in rows if r.realization == "prosody" and r.condition.startswith("T+S")
+    ]
+    diffs = _ordered([d for d in difference_rows(records) if "/" not in d.condition], records)
+    pooled_ = _ordered([p for p in pooled_rows(records) if "/" not in p.condition], records)
+    privileged = {r.key.agent for r in records if r.privileged}
+    main = [m.name for m in M.MAIN]
+    errors = sum(r.error is not None for r in records)
+    parts = [
+        format_table(
+            main_rows,
+            main + ["actions"],
+            "Success / Accept / FullFit (%), mean actions; 95% scenario-bootstrap CIs",
+            privileged,
+        ),
+        format_table(
+            diffs, main, "Paired differences, T+S - T (percentage points, 95% CI)", privileged
+        ),
+        format_table(
+            main_rows,
+            ["full_disclosure", "premature_closure", "needs_revealed", "confirm_after_reluctant"],
+            "Interaction behaviour",
+            privileged,
+        ),
+    ]
+    if len({r.condition for r in fidelity_rows}) > 1:
+        parts.append(
+            format_table(
+                fidelity_rows,
+                ["success", "ask_clarify_actions", "premature_closure"],
+                "State fidelity (Prosody-mediated)",
+                privileged,
+            )
+        )
+    if pooled_:
+        parts.append(
+            format_table(pooled_, main, "Pooled over non-privileged agents (equal weights)")
+        )
+    parts.append(
+        f"{len(records)} episodes, {errors} with errors. * = privileged: given the ground truth."
+    )
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        write_csv(rows, out / "conditions.csv")
+        write_csv(difference_rows(records), out / "differences.csv")
+        if plots:
+            plot_all(records, rows, out)
+    return "\n\n".join(parts)

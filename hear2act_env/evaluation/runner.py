@@ -1,0 +1,310 @@
+"""The grid runner: agents x realizations x conditions x scenarios x runs, resumable.
+
+Each episode is a pure function of its key (the seed follows from the key), so the records are
+identical whatever the backend (``serial``, ``thread``, ``process``, ``ray``) and worker count.
+Workers only compute; the driver alone appends one JSON line per finished episode to the
+results file (flushed), next to a manifest of the configuration, package versions and the
+scenario bank's checksum. Rerunning with the same output skips finished keys; a truncated last
+line from a killed run is dropped. An exception inside an episode becomes that episode's
+``error`` and never stops the grid.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import platform
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from hear2act_env.env import ACCESS, STATE_FIDELITY, Hear2ActEnv
+from hear2act_env.errors import ConfigError
+from hear2act_env.evaluation.records import EpisodeKey, EpisodeRecord, record_from_rollout
+from hear2act_env.evaluation.rollout import play, wrap_for
+from hear2act_env.policy import Policy
+from hear2act_env.protocol.engine import REALIZATIONS
+
+Backend = Literal["serial", "thread", "process", "ray"]
+BACKENDS: tuple[str, ...] = get_args(Backend)
+PolicyFactory = Callable[[str], Policy]
+#: The access conditions of the text grid: T, T+S, and T+S under each state intervention.
+TEXT_CONDITIONS: tuple[tuple[str, str], ...] = (("T", "correct"), ("T+S", "correct")) + tuple(
+    ("T+S", f) for f in STATE_FIDELITY if f != "correct"
+)
+
+
+@dataclass(frozen=True)
+class GridConfig:
+    """What to run. ``conditions`` are (access, state_fidelity) pairs."""
+
+    agents: tuple[str, ...]
+    realizations: tuple[str, ...] = REALIZATIONS
+    conditions: tuple[tuple[str, str], ...] = (("T", "correct"), ("T+S", "correct"))
+    split: str = "all"
+    scenarios: tuple[str, ...] | None = None
+    runs: int = 1
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    scenario_file: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.agents:
+            raise ConfigError("agents: expected at least one agent name")
+        for r in self.realizations:
+            if r not in REALIZATIONS:
+                raise ConfigError(f"realizations: got {r!r}, expected one of {list(REALIZATIONS)}")
+        for access, fidelity in self.conditions:
+            if access not in ACCESS or fidelity not in STATE_FIDELITY:
+                raise ConfigError(
+                    f"conditions: got ({access!r}, {fidelity!r}), expected access in {list(ACCESS)} and fidelity in {list(STATE_FIDELITY)}"
+                )
+        if self.runs < 1:
+            raise ConfigError(f"runs: got {self.runs}, expected >= 1")
+
+    def scenario_ids(self) -> list[str]:
+        """The scenario ids of the grid."""
+        env = _make_env(self, "prosody", "T", "correct")
+        ids = [s.id for s in env.scenarios]
+        if self.scenarios is None:
+            return ids
+        unknown = sorted(set(self.scenarios) - set(ids))
+        if unknown:
+            raise ConfigError(f"scenarios: unknown ids {unknown[:5]}")
+        return list(self.scenarios)
+
+    def keys(self) -> list[EpisodeKey]:
+        """Every episode key, in a fixed order."""
+        ids = self.scenario_ids()
+        return [
+            EpisodeKey(agent, realization, access, fidelity, sid, run)
+            for agent, realization, (access, fidelity), sid, run in itertools.product(
+                self.agents, self.realizations, self.conditions, ids, range(self.runs)
+            )
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (for the manifest)."""
+        return json.loads(json.dumps(asdict(self)))
+
+
+# -- episodes (run in workers) --------------------------------------------------------------
+_LOCAL = threading.local()  # envs are reused per worker thread, never shared between threads
+
+
+def _make_env(config: GridConfig, realization: str, access: str, fidelity: str) -> Hear2ActEnv:
+    cache_key = (
+        realization,
+        access,
+        fidelity,
+        json.dumps(config.env_kwargs, sort_keys=True),
+        config.scenario_file,
+        config.split,
+    )
+    envs: dict[tuple, Hear2ActEnv] = _LOCAL.__dict__.setdefault("envs", {})
+    env = envs.get(cache_key)
+    if env is None:
+        env = envs[cache_key] = Hear2ActEnv(
+            realization=realization,  # type: ignore[arg-type]
+            access=access,  # type: ignore[arg-type]
+            state_fidelity=fidelity,  # type: ignore[arg-type]
+            split=config.split,  # type: ignore[arg-type]
+            scenarios=config.scenario_file,
+            **config.env_kwargs,
+        )
+    return env
+
+
+def run_episode(key: EpisodeKey, config: GridConfig, factory: PolicyFactory) -> EpisodeRecord:
+    """Play one episode; any exception becomes the record's ``error``."""
+    try:
+        policy = factory(key.agent)
+        env = wrap_for(_make_env(config, key.realization, key.access, key.fidelity), policy)
+        rollout = play(env, policy, seed=key.seed, scenario=key.scenario)
+        stats = policy.stats() if hasattr(policy, "stats") else {}
+        return record_from_rollout(key, rollout, policy.observation_kind == "privileged", stats)
+    except Exception as exc:  # noqa: BLE001 - recorded, never aborts the grid
+        return EpisodeRecord(key=key, seed=key.seed, error=f"{type(exc).__name__}: {exc}")
+
+
+def run_chunk(keys: Sequence[EpisodeKey], config: GridConfig, factory: PolicyFactory) -> list[str]:
+    """Run several episodes; return their JSON lines (what crosses process boundaries)."""
+    return [run_episode(k, config, factory).to_json() for k in keys]
+
+
+# -- driver ---------------------------------------------------------------------------------
+def manifest(config: GridConfig) -> dict[str, Any]:
+    """Configuration, versions and bank checksum of a run."""
+    from hear2act_env import __version__
+    from hear2act_env.scenarios.bank import bank_checksum
+
+    versions = {}
+    for dist in ("gymnasium", "numpy", "torch", "transformers", "stable-baselines3", "ray"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return {
+        "config": config.to_dict(),
+        "hear2act_env": __version__,
+        "bank_sha256": bank_checksum(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "versions": versions,
+    }
+
+
+def load_records(path: str | Path) -> list[EpisodeRecord]:
+    """Every complete record in a results file (a truncated last line is ignored)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            out.append(EpisodeRecord.from_json(line))
+        except (json.JSONDecodeError, TypeError, KeyError):
+            continue
+    return out
+
+
+def _prepare_output(path: Path, config: GridConfig) -> set[str]:
+    """Check or write the manifest; drop a torn last line; return the finished key ids."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    man_path = path.with_suffix(".manifest.json")
+    current = manifest(config)
+    if man_path.exists():
+        previous = json.loads(man_path.read_text(encoding="utf-8"))
+        if previous.get("config") != current["config"]:
+            raise ConfigError(
+                f"output: {path} holds results of a different grid configuration; use a new output path"
+            )
+    else:
+        man_path.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    if path.exists():
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            with path.open("r+b") as fh:
+                fh.truncate(data.rfind(b"\n") + 1)
+    return {r.key.id() for r in load_records(path)}
+
+
+def _chunks(keys: Sequence[EpisodeKey], size: int) -> Iterator[list[EpisodeKey]]:
+    for i in range(0, len(keys), size):
+        yield list(keys[i : i + size])
+
+
+def _results(
+    backend: str,
+    todo: list[EpisodeKey],
+    config: GridConfig,
+    factory: PolicyFactory,
+    workers: int,
+    chunk: int,
+) -> Iterable[list[str]]:
+    chunks = list(_chunks(todo, 1 if backend == "serial" else chunk))
+    if backend == "serial" or not chunks:
+        for c in chunks:
+            yield run_chunk(c, config, factory)
+    elif backend == "thread":
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
+        with ThreadPoolExecutor(workers) as pool:
+            futures = [pool.submit(run_chunk, c, config, factory) for c in chunks]
+            for f in as_completed(futures):
+                yield f.result()
+    elif backend == "process":
+        import multiprocessing as mp
+
+        with mp.get_context("spawn").Pool(workers) as pool:
+            args = [(c, config, factory) for c in chunks]
+            yield from pool.imap_unordered(_run_chunk_args, args)
+    elif backend == "ray":
+        yield from _ray_results(chunks, config, factory, workers)
+    else:
+        raise ConfigError(f"backend: got {backend!r}, expected one of {list(BACKENDS)}")
+
+
+def _run_chunk_args(args: tuple) -> list[str]:
+    return run_chunk(*args)
+
+
+def _ray_results(
+    chunks: list[list[EpisodeKey]], config: GridConfig, factory: PolicyFactory, workers: int
+) -> Iterable[list[str]]:
+    try:
+        import ray
+    except ImportError:
+        from hear2act_env.errors import MissingExtraError
+
+        raise MissingExtraError("ray", "ray") from None
+    if not ray.is_initialized():
+        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    remote = ray.remote(num_cpus=1)(run_chunk)
+    config_ref, factory_ref = ray.put(config), ray.put(factory)
+    pending = [remote.remote(c, config_ref, factory_ref) for c in chunks]
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        yield ray.get(done[0])
+
+
+class _Progress:
+    """A dependency-free progress line on stderr."""
+
+    def __init__(self, total: int, done: int, enabled: bool) -> None:
+        self.total, self.done, self.enabled = total, done, enabled
+        self.start = time.perf_counter()
+        self.last = 0.0
+
+    def update(self, n: int) -> None:
+        self.done += n
+        now = time.perf_counter()
+        if self.enabled and (now - self.last > 0.5 or self.done == self.total):
+            self.last = now
+            rate = self.done / max(now - self.start, 1e-9)
+            bar = "#" * int(30 * self.done / max(self.total, 1))
+            print(
+                f"\r[{bar:<30}] {self.done}/{self.total} episodes ({rate:.0f}/s)",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def close(self) -> None:
+        if self.enabled:
+            print(file=sys.stderr)
+
+
+def run_grid(
+    config: GridConfig,
+    output: str | Path,
+    factory: PolicyFactory,
+    backend: Backend = "serial",
+    workers: int = 1,
+    chunk: int = 32,
+    progress: bool = True,
+) -> list[EpisodeRecord]:
+    """Run (or resume) the grid into ``output``; return every record in it."""
+    if backend not in BACKENDS:
+        raise ConfigError(f"backend: got {backend!r}, expected one of {list(BACKENDS)}")
+    if workers < 1:
+        raise ConfigError(f"workers: got {workers}, expected >= 1")
+    path = Path(output)
+    finished = _prepare_output(path, config)
+    keys = config.keys()
+    todo = [k for k in keys if k.id() not in finished]
+    bar = _Progress(len(keys), len(keys) - len(todo), progress)
+    with path.open("a", encoding="utf-8") as fh:
+        for lines in _results(backend, todo, config, factory, workers, chunk):
+            for line in lines:
+                fh.write(line + "\n")
+            fh.flush()
+            bar.update(len(lines))
+        os.fsync(fh.fileno())
+    bar.close()
+    return load_records(path)

@@ -1,0 +1,54 @@
+from hear2act_env.cli import main
+from hear2act_env.evaluation.runner import load_records
+from hear2act_env.scenarios.bank import load_bank
+
+
+def test_benchmark_then_report(tmp_path, capsys):
+    out = tmp_path / "bm"
+    ids = [s.id for s in load_bank()[:4]]
+    # a small benchmark on the first scenarios of the test split through the same command
+    assert (
+        main(
+            [
+                "benchmark",
+                "--out",
+                str(out),
+                "--split",
+                "test",
+                "--agents",
+                "eager",
+                "state-aware",
+                "prober",
+                "--backend",
+                "serial",
+            ]
+        )
+        == 0
+    )
+    text = capsys.readouterr().out
+    assert (
+        "Success / Accept / FullFit" in text
+        and "Paired differences, T+S - T" in text
+        and "State fidelity" in text
+    )
+    records = load_records(out / "results.jsonl")
+    n_test = sum(s.split == "test" for s in load_bank())
+    assert len(records) == 3 * 2 * 6 * n_test
+    for name in (
+        "conditions.csv",
+        "differences.csv",
+        "success_by_condition.png",
+        "action_composition.png",
+        "state_fidelity.png",
+    ):
+        assert (out / name).stat().st_size > 0, name
+    assert main(["report", str(out / "results.jsonl"), "--no-plots"]) == 0
+    assert "state-aware" in capsys.readouterr().out
+    del ids
+
+
+def test_report_on_empty_file(tmp_path, capsys):
+    path = tmp_path / "empty.jsonl"
+    path.write_text("")
+    assert main(["report", str(path)]) == 2
+    assert "no records" in capsys.readouterr().err
