@@ -45,7 +45,7 @@ def test_export_hf_loads_with_datasets(tmp_path):
     import datasets
 
     assert main(["scenarios", "export", "--format", "hf", "--out", str(tmp_path / "hf")]) == 0
-    ds = datasets.load_dataset(str(tmp_path / "hf"))
+    ds = datasets.load_dataset(str(tmp_path / "hf"), cache_dir=str(tmp_path / "hf-cache"))
     n_test = sum(s.split == "test" for s in load_bank())
     assert ds["test"].num_rows == n_test and ds["train"].num_rows == len(load_bank()) - n_test
     assert len(ds["test"][0]["candidates"]) == 11
