@@ -9,6 +9,7 @@ from pathlib import Path
 
 import gymnasium as gym
 
+from hear2act_env.env import DEFAULT_PROSODY_STRENGTH
 from hear2act_env.errors import ConfigError, Hear2ActError
 from hear2act_env.registration import ENV_IDS
 
@@ -29,7 +30,30 @@ def _demo(args: argparse.Namespace) -> int:
         f"best: {last['truth']['best'] + 1}  success: {last['is_success']}  "
         f"actions: {last['actions']}  revealed: {', '.join(last['revealed']) or 'none'}"
     )
+    if args.save_audio:
+        _save_examples(Path(args.save_audio), args.seed)
     return 0
+
+
+def _save_examples(folder: Path, seed: int) -> None:
+    """A few WAVs per delivery label: one accepting line in two voices and two variations."""
+    from hear2act_env.protocol.delivery import DELIVERIES
+    from hear2act_env.protocol.realizer import ACCEPTANCE_POOL
+    from hear2act_env.protocol.scenario import PERSONAS
+    from hear2act_env.speech.cache import AudioCache
+    from hear2act_env.speech.espeak import EspeakRenderer
+    from hear2act_env.speech.utterance import Utterance
+    from hear2act_env.speech.wav import write_wav
+
+    renderer, cache = EspeakRenderer(), AudioCache()
+    line = ACCEPTANCE_POOL[seed % len(ACCEPTANCE_POOL)]
+    n = 0
+    for label in DELIVERIES:
+        for persona, variation in ((PERSONAS[0], 0), (PERSONAS[3], 1)):
+            audio = cache.render(renderer, Utterance(line, label, persona, variation))
+            write_wav(folder / f"{label}_{persona}_v{variation}.wav", audio)
+            n += 1
+    print(f"saved {n} WAVs of {line!r} ({len(DELIVERIES)} labels x 2 voices) to {folder}/")
 
 
 def _add_demo(sub: argparse._SubParsersAction) -> None:
@@ -40,7 +64,110 @@ def _add_demo(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--agent", default="prober", help="a baseline agent name (default: prober)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--scenario", default=None, help="a scenario id (default: drawn with the seed)")
+    p.add_argument(
+        "--save-audio",
+        default=None,
+        metavar="DIR",
+        help="also save example WAVs per delivery label",
+    )
     p.set_defaults(func=_demo)
+
+
+def _render(args: argparse.Namespace) -> int:
+    from hear2act_env.scenarios.bank import load_bank
+    from hear2act_env.speech.prerender import prerender, utterances
+
+    scenarios = [s for s in load_bank() if args.split == "all" or s.split == args.split]
+    if args.limit:
+        scenarios = scenarios[: args.limit]
+    utts = utterances(scenarios, args.realizations, args.prosody_strength)
+    summary = prerender(utts, args.cache_dir, workers=args.workers)
+    print(
+        f"{summary.utterances} utterances ({summary.rendered} newly rendered), "
+        f"{summary.audio_seconds / 3600:.2f} h of audio, {summary.wall_seconds:.1f} s wall"
+    )
+    return 0
+
+
+def _add_render(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "render", help="pre-render every utterance the bank can produce into the audio cache"
+    )
+    p.add_argument("--split", default="all", choices=["train", "test", "all"])
+    p.add_argument(
+        "--realizations",
+        nargs="+",
+        default=["prosody", "explicit"],
+        choices=["prosody", "explicit"],
+    )
+    p.add_argument("--limit", type=int, default=0, help="only the first N scenarios")
+    p.add_argument("--prosody-strength", type=float, default=DEFAULT_PROSODY_STRENGTH)
+    p.add_argument(
+        "--cache-dir",
+        default=None,
+        help="default: $HEAR2ACT_CACHE_DIR or ~/.cache/hear2act-env/audio",
+    )
+    p.add_argument("--workers", type=int, default=2)
+    p.set_defaults(func=_render)
+
+
+def _perceive(args: argparse.Namespace) -> int:
+    from hear2act_env.scenarios.bank import load_bank
+    from hear2act_env.speech.bank_perception import ANCHORS, perception_check
+    from hear2act_env.speech.cache import AudioCache
+
+    bank = load_bank()
+    train = [s for s in bank if s.split == "train"][:: args.train_stride]
+    test = [s for s in bank if s.split == "test"]
+    cache = AudioCache(args.cache_dir)
+    anchors = ", ".join(f"{k} {v:.2f}" for k, v in ANCHORS.items())
+    main_check = perception_check(
+        train, test, args.prosody_strength, cache=cache, per_scenario=args.per_scenario
+    )
+    print(
+        f"Resolved vs unresolved, reference prosody classifier (strength {args.prosody_strength}); paper anchors on Qwen3-TTS: {anchors}"
+    )
+    personas = sorted({p for r in main_check.reports.values() for p in r.per_persona})
+    print(f"{'realization':<12}{'accuracy':>9}{'n_test':>8}" + "".join(f"{p:>8}" for p in personas))
+    for name, r in main_check.reports.items():
+        print(
+            f"{name:<12}{r.accuracy:>9.3f}{r.n_test:>8}"
+            + "".join(f"{r.per_persona.get(p, float('nan')):>8.2f}" for p in personas)
+        )
+    if args.save:
+        from hear2act_env.speech.bank_perception import train_reference
+
+        train_reference(
+            train, args.prosody_strength, cache=cache, per_scenario=args.per_scenario
+        ).save(args.save)
+        print(f"saved the reference perceiver to {args.save}")
+    print("\naccuracy against prosody_strength (Prosody-mediated):")
+    for strength in args.curve:
+        check = perception_check(
+            train, test, strength, ("prosody",), cache=cache, per_scenario=args.per_scenario
+        )
+        print(f"  strength {strength:4.2f}: {check.reports['prosody'].accuracy:.3f}")
+    return 0
+
+
+def _add_perceive(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "perceive", help="the perception check: can a prosody classifier hear the state?"
+    )
+    p.add_argument("--prosody-strength", type=float, default=DEFAULT_PROSODY_STRENGTH)
+    p.add_argument("--curve", type=float, nargs="*", default=[0.0, 0.25, 0.5, 0.75, 1.0, 1.5])
+    p.add_argument(
+        "--per-scenario", type=int, default=6, help="random recommendations per scenario"
+    )
+    p.add_argument("--train-stride", type=int, default=2, help="use every k-th train scenario")
+    p.add_argument("--cache-dir", default=None)
+    p.add_argument(
+        "--save",
+        default=None,
+        metavar="JSON",
+        help="also fit the reference perceiver on train clips and save it",
+    )
+    p.set_defaults(func=_perceive)
 
 
 def _scenarios(args: argparse.Namespace) -> int:
@@ -96,20 +223,34 @@ def _add_scenarios(sub: argparse._SubParsersAction) -> None:
 def _benchmark(args: argparse.Namespace) -> int:
     from agents.registry import AGENTS, make_agent
     from hear2act_env.evaluation.report import report
-    from hear2act_env.evaluation.runner import TEXT_CONDITIONS, GridConfig, run_grid
+    from hear2act_env.evaluation.runner import (
+        AUDIO_CONDITIONS,
+        TEXT_CONDITIONS,
+        GridConfig,
+        run_grid,
+    )
 
     out = Path(args.out)
-    config = GridConfig(
-        agents=tuple(args.agents or AGENTS),
-        conditions=TEXT_CONDITIONS,
-        split=args.split,
-        runs=args.runs,
-    )
+    agents = tuple(args.agents or AGENTS)
+    text = GridConfig(agents=agents, conditions=TEXT_CONDITIONS, split=args.split, runs=args.runs)
     records = run_grid(
-        config, out / "results.jsonl", make_agent, backend=args.backend, workers=args.workers
+        text, out / "results.jsonl", make_agent, backend=args.backend, workers=args.workers
     )
+    audio_agents = tuple(a for a in agents if a in AUDIO_BENCHMARK_AGENTS)
+    if audio_agents and not args.no_audio:
+        # the voice, read by the reference perceiver (T+S-hat), for the agents that use a state
+        audio = GridConfig(
+            agents=audio_agents, conditions=AUDIO_CONDITIONS, split=args.split, runs=args.runs
+        )
+        records += run_grid(
+            audio,
+            out / "results-audio.jsonl",
+            make_agent,
+            backend=args.backend,
+            workers=args.workers,
+        )
     print(report(records, out, plots=not args.no_plots))
-    print(f"\nresults: {out / 'results.jsonl'}; tables and plots: {out}/")
+    print(f"\nresults: {out}/results*.jsonl; tables and plots: {out}/")
     return 0
 
 
@@ -122,24 +263,29 @@ def _add_benchmark(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", default="process", choices=["serial", "thread", "process", "ray"])
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--no-audio", action="store_true", help="skip the audio (inferred-state) grid")
     p.set_defaults(func=_benchmark)
+
+
+#: Baselines whose behaviour depends on a state, run in the benchmark's audio grid.
+AUDIO_BENCHMARK_AGENTS = ("state-aware", "prober")
 
 
 def _report(args: argparse.Namespace) -> int:
     from hear2act_env.evaluation.report import report
     from hear2act_env.evaluation.runner import load_records
 
-    records = load_records(args.results)
+    records = [r for path in args.results for r in load_records(path)]
     if not records:
         raise ConfigError(f"results: no records in {args.results}")
-    out = Path(args.out) if args.out else Path(args.results).parent
+    out = Path(args.out) if args.out else Path(args.results[0]).parent
     print(report(records, out, plots=not args.no_plots))
     return 0
 
 
 def _add_report(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="tables, CSV and plots from a results JSONL")
-    p.add_argument("results")
+    p = sub.add_parser("report", help="tables, CSV and plots from results JSONL files")
+    p.add_argument("results", nargs="+", help="one or more results JSONL files")
     p.add_argument(
         "--out", default=None, help="folder for CSV and PNG (default: beside the results)"
     )
@@ -149,6 +295,8 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
 
 COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     _add_demo,
+    _add_render,
+    _add_perceive,
     _add_scenarios,
     _add_benchmark,
     _add_report,

@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from hear2act_env.errors import ConfigError
+from hear2act_env.errors import ConfigError, MissingExtraError
 from hear2act_env.protocol.delivery import STATE_WITHHELD, State
 from hear2act_env.protocol.engine import (
     N_ACTS,
@@ -38,6 +38,9 @@ AUDIO_ACCESS = frozenset({"A", "A+T", "A+T+S"})
 TRANSCRIPT_MAX = 32_768
 OPTIONS_MAX = 8_192
 DOMAIN_MAX = 128
+SAMPLE_RATE = 16_000
+#: Default ``prosody_strength`` (calibrated: see README, "Speech channel").
+DEFAULT_PROSODY_STRENGTH = 1.0
 AUDIO_PLACEHOLDER = "[user audio]"
 _ACT_NAMES = {int(a): a.name.lower() for a in Act}
 
@@ -125,6 +128,10 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
         scenario: str | None = None,
         scenarios: str | Path | Sequence[Scenario] | None = None,
         render_mode: str | None = None,
+        renderer: Any = None,
+        prosody_strength: float = DEFAULT_PROSODY_STRENGTH,
+        audio_cache: str | Path | bool | None = None,
+        max_audio_seconds: float = 15.0,
     ) -> None:
         _check_choice("realization", realization, REALIZATIONS)
         _check_choice("access", access, ACCESS)
@@ -136,10 +143,13 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
             raise ConfigError(f"max_actions: got {max_actions!r}, expected a positive integer")
         if not isinstance(turn_cost, int | float) or not np.isfinite(turn_cost) or turn_cost < 0:
             raise ConfigError(f"turn_cost: got {turn_cost!r}, expected a finite number >= 0")
-        if access in AUDIO_ACCESS:
+        if not isinstance(prosody_strength, int | float) or not 0 <= prosody_strength <= 2:
             raise ConfigError(
-                f"access: {access!r} needs the speech channel (audio observations), which this "
-                "version does not provide yet; use 'T' or 'T+S'"
+                f"prosody_strength: got {prosody_strength!r}, expected a number in [0, 2]"
+            )
+        if not isinstance(max_audio_seconds, int | float) or not 0 < max_audio_seconds <= 120:
+            raise ConfigError(
+                f"max_audio_seconds: got {max_audio_seconds!r}, expected a number in (0, 120]"
             )
         self.realization = realization
         self.access = access
@@ -158,6 +168,13 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
         self.fixed_scenario = scenario
         self.with_text = "T" in access
         self.with_state = "S" in access
+        self.with_audio = access in AUDIO_ACCESS
+        self.prosody_strength = float(prosody_strength)
+        self.max_audio_samples = int(round(max_audio_seconds * SAMPLE_RATE))
+        self._renderer_arg, self._cache_arg = renderer, audio_cache
+        self._speech: Any = None  # (renderer, cache), built lazily per process
+        if self.with_audio:
+            self._speaker()  # fail now, not mid-episode, when the audio extra is missing
 
         self.action_space = spaces.MultiDiscrete([N_ACTS, N_OPTIONS, N_TOPICS])
         obs: dict[str, spaces.Space[Any]] = {
@@ -168,6 +185,10 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
         }
         if self.with_state:
             obs["state"] = spaces.Discrete(5)
+        if self.with_audio:
+            n = self.max_audio_samples
+            obs["audio"] = spaces.Box(-1.0, 1.0, (n,), np.float32)
+            obs["audio_length"] = spaces.Box(0, n, (), np.int64)
         self.observation_space = spaces.Dict(obs)
 
         self.scenario: Scenario | None = None
@@ -279,6 +300,42 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
         self._true_states.append(int(state))
         self._say("User", turn.text, f"  [{state.label}/{turn.delivery}]", self.with_text)
         self._last_turn = turn
+        if self.with_audio:
+            self._audio = self._speak(turn)
+
+    def _speaker(self) -> tuple[Any, Any]:
+        if self._speech is None:
+            try:
+                from hear2act_env.speech.cache import AudioCache
+                from hear2act_env.speech.espeak import EspeakRenderer
+            except ImportError as exc:  # pragma: no cover - depends on the installed extras
+                raise MissingExtraError("audio", exc.name or "espeakng_loader") from None
+            renderer = self._renderer_arg if self._renderer_arg is not None else EspeakRenderer()
+            arg = self._cache_arg
+            disk = arg is not False
+            root = None if arg in (None, True, False) else arg
+            self._speech = (renderer, AudioCache(root, disk=disk))
+        return self._speech
+
+    def _speak(self, turn: UserTurn) -> np.ndarray:
+        from hear2act_env.speech.utterance import Utterance
+
+        renderer, cache = self._speaker()
+        utt = Utterance(
+            turn.text,
+            turn.delivery,
+            self.scenario.persona,
+            turn.draw.variation,
+            self.prosody_strength,
+        )  # type: ignore[union-attr]
+        wave = cache.render(renderer, utt)
+        self._audio_truncated = len(wave) > self.max_audio_samples
+        return wave[: self.max_audio_samples]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_speech"] = None  # renderers and caches hold locks and native handles
+        return state
 
     def _observed_state(self) -> int:
         fidelity = self.state_fidelity
@@ -302,6 +359,11 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
         }
         if self.with_state:
             obs["state"] = self._observed_state()
+        if self.with_audio:
+            audio = np.zeros(self.max_audio_samples, np.float32)
+            audio[: len(self._audio)] = self._audio
+            obs["audio"] = audio
+            obs["audio_length"] = np.int64(len(self._audio))
         return obs
 
     def _make_truth(self) -> dict[str, Any]:

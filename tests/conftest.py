@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# Rendered audio of the test session goes to a throwaway cache, never the user's.
+os.environ.setdefault("HEAR2ACT_CACHE_DIR", tempfile.mkdtemp(prefix="hear2act-test-cache-"))
 
 from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.scenarios.domain import load_domain

@@ -107,6 +107,8 @@ def test_scenario_selection_and_split():
         ({"scenario": "nope-01"}, "scenario"),
         ({"render_mode": "human"}, "render_mode"),
         ({"scenarios": []}, "scenarios"),
+        ({"prosody_strength": 3}, "prosody_strength"),
+        ({"max_audio_seconds": 0}, "max_audio_seconds"),
     ],
 )
 def test_bad_arguments_name_the_field(kwargs, field):
@@ -115,9 +117,30 @@ def test_bad_arguments_name_the_field(kwargs, field):
 
 
 @pytest.mark.parametrize("access", ["A", "A+T", "A+T+S"])
-def test_audio_access_raises_until_speech_exists(access):
-    with pytest.raises(ConfigError, match="speech"):
-        Hear2ActEnv(access=access)
+def test_audio_observations(access):
+    env = Hear2ActEnv(access=access, audio_cache=False)
+    obs, info = env.reset(seed=6)
+    n = int(obs["audio_length"])
+    assert obs["audio"].dtype == np.float32 and obs["audio"].shape == (15 * 16000,)
+    assert 16000 * 0.3 < n < 15 * 16000 and np.abs(obs["audio"][:n]).max() > 0.01
+    assert not obs["audio"][n:].any()
+    lines = obs["transcript"].splitlines()
+    assert lines[0].startswith("User: ") and "[user audio]" not in lines[0]  # the request stays text
+    assert (lines[-1] == "User: [user audio]") is (access == "A")
+    assert ("state" in obs) is access.endswith("S")
+
+
+def test_same_seed_same_waveform_bit_for_bit(tmp_path):
+    a = Hear2ActEnv(access="A+T", audio_cache=tmp_path / "a")
+    b = Hear2ActEnv(access="A+T", audio_cache=False)
+    for env in (a, b):
+        env.reset(seed=21)
+    for action in ([0, 0, 0], [2, 3, 0], [0, 0, 2]):
+        oa, ob = a.step(np.array(action))[0], b.step(np.array(action))[0]
+        assert oa["audio"].tobytes() == ob["audio"].tobytes()
+    c = Hear2ActEnv(access="A+T", audio_cache=tmp_path / "a")  # served from the disk cache
+    oc = c.reset(seed=21)[0]
+    assert oc["audio"].tobytes() == a.reset(seed=21)[0]["audio"].tobytes()
 
 
 @pytest.mark.parametrize(

@@ -162,7 +162,7 @@ def plot_all(records: Sequence[EpisodeRecord], rows: Sequence[Row], folder: Path
     written = []
     agents = list(dict.fromkeys(r.agent for r in rows))
     conditions = list(dict.fromkeys(r.condition for r in rows))
-    main_conditions = [c for c in conditions if "/" not in c]
+    main_conditions = [c for c in conditions if _is_main(c)]
     by = {(r.agent, r.realization, r.condition): r for r in rows}
     realizations = list(dict.fromkeys(r.realization for r in rows))
 
@@ -248,15 +248,23 @@ def _save(fig, path: Path, plt) -> Path:  # noqa: ANN001
     return path
 
 
+def _is_main(condition: str) -> bool:
+    """Access conditions proper (T, T+S, A+T, ...), and the audio-inferred state; not the
+    state-fidelity interventions."""
+    return "/" not in condition or condition.endswith("/inferred")
+
+
 def report(records: Sequence[EpisodeRecord], out: Path | None = None, plots: bool = True) -> str:
     """Print-ready text of all tables; with ``out``, also CSVs and PNG plots there."""
     rows = _ordered(condition_rows(records), records)
-    main_rows = [r for r in rows if "/" not in r.condition]
+    main_rows = [r for r in rows if _is_main(r.condition)]
     fidelity_rows = [
         r for r in rows if r.realization == "prosody" and r.condition.startswith("T+S")
     ]
-    diffs = _ordered([d for d in difference_rows(records) if "/" not in d.condition], records)
-    pooled_ = _ordered([p for p in pooled_rows(records) if "/" not in p.condition], records)
+    diffs = _ordered(
+        [d for d in difference_rows(records) if _is_main(d.condition.split(" - ")[0])], records
+    )
+    pooled_ = _ordered([p for p in pooled_rows(records) if _is_main(p.condition)], records)
     privileged = {r.key.agent for r in records if r.privileged}
     main = [m.name for m in M.MAIN]
     errors = sum(r.error is not None for r in records)
@@ -268,7 +276,7 @@ def report(records: Sequence[EpisodeRecord], out: Path | None = None, plots: boo
             privileged,
         ),
         format_table(
-            diffs, main, "Paired differences, T+S - T (percentage points, 95% CI)", privileged
+            diffs, main, "Paired differences against T (percentage points, 95% CI)", privileged
         ),
         format_table(
             main_rows,

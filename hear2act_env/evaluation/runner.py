@@ -24,7 +24,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from hear2act_env.env import ACCESS, STATE_FIDELITY, Hear2ActEnv
+import gymnasium as gym
+
+from hear2act_env.env import ACCESS, AUDIO_ACCESS, STATE_FIDELITY, Hear2ActEnv
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.records import EpisodeKey, EpisodeRecord, record_from_rollout
 from hear2act_env.evaluation.rollout import play, wrap_for
@@ -34,6 +36,10 @@ from hear2act_env.protocol.engine import REALIZATIONS
 Backend = Literal["serial", "thread", "process", "ray"]
 BACKENDS: tuple[str, ...] = get_args(Backend)
 PolicyFactory = Callable[[str], Policy]
+#: Pseudo-fidelity: the state read from the audio by the reference perceiver (T+S-hat).
+INFERRED = "inferred"
+#: The audio condition of the benchmark: the voice, read by the reference perceiver.
+AUDIO_CONDITIONS: tuple[tuple[str, str], ...] = (("A+T", INFERRED),)
 #: The access conditions of the text grid: T, T+S, and T+S under each state intervention.
 TEXT_CONDITIONS: tuple[tuple[str, str], ...] = (("T", "correct"), ("T+S", "correct")) + tuple(
     ("T+S", f) for f in STATE_FIDELITY if f != "correct"
@@ -60,9 +66,14 @@ class GridConfig:
             if r not in REALIZATIONS:
                 raise ConfigError(f"realizations: got {r!r}, expected one of {list(REALIZATIONS)}")
         for access, fidelity in self.conditions:
-            if access not in ACCESS or fidelity not in STATE_FIDELITY:
+            if access not in ACCESS or fidelity not in (*STATE_FIDELITY, INFERRED):
                 raise ConfigError(
-                    f"conditions: got ({access!r}, {fidelity!r}), expected access in {list(ACCESS)} and fidelity in {list(STATE_FIDELITY)}"
+                    f"conditions: got ({access!r}, {fidelity!r}), expected access in {list(ACCESS)} "
+                    f"and fidelity in {[*STATE_FIDELITY, INFERRED]}"
+                )
+            if fidelity == INFERRED and access not in AUDIO_ACCESS:
+                raise ConfigError(
+                    f"conditions: ({access!r}, 'inferred') needs an audio access (A, A+T)"
                 )
         if self.runs < 1:
             raise ConfigError(f"runs: got {self.runs}, expected >= 1")
@@ -70,7 +81,7 @@ class GridConfig:
     def scenario_ids(self) -> list[str]:
         """The scenario ids of the grid."""
         env = _make_env(self, "prosody", "T", "correct")
-        ids = [s.id for s in env.scenarios]
+        ids = [s.id for s in env.unwrapped.scenarios]  # type: ignore[attr-defined]
         if self.scenarios is None:
             return ids
         unknown = sorted(set(self.scenarios) - set(ids))
@@ -97,7 +108,7 @@ class GridConfig:
 _LOCAL = threading.local()  # envs are reused per worker thread, never shared between threads
 
 
-def _make_env(config: GridConfig, realization: str, access: str, fidelity: str) -> Hear2ActEnv:
+def _make_env(config: GridConfig, realization: str, access: str, fidelity: str) -> gym.Env:
     cache_key = (
         realization,
         access,
@@ -106,17 +117,22 @@ def _make_env(config: GridConfig, realization: str, access: str, fidelity: str) 
         config.scenario_file,
         config.split,
     )
-    envs: dict[tuple, Hear2ActEnv] = _LOCAL.__dict__.setdefault("envs", {})
+    envs: dict[tuple, gym.Env] = _LOCAL.__dict__.setdefault("envs", {})
     env = envs.get(cache_key)
     if env is None:
-        env = envs[cache_key] = Hear2ActEnv(
+        env = Hear2ActEnv(
             realization=realization,  # type: ignore[arg-type]
             access=access,  # type: ignore[arg-type]
-            state_fidelity=fidelity,  # type: ignore[arg-type]
+            state_fidelity="correct" if fidelity == INFERRED else fidelity,  # type: ignore[arg-type]
             split=config.split,  # type: ignore[arg-type]
             scenarios=config.scenario_file,
             **config.env_kwargs,
         )
+        if fidelity == INFERRED:
+            from hear2act_env.wrappers.inferred_state import InferredState
+
+            env = InferredState(env)
+        envs[cache_key] = env
     return env
 
 

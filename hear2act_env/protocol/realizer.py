@@ -74,6 +74,11 @@ _TEMPLATES: dict[ReplyKind, tuple[str, ...]] = {
 }
 
 
+#: Distinct per-utterance voice variations (a small set, so every utterance a scenario can
+#: produce can be pre-rendered and cached).
+N_VARIATIONS = 4
+
+
 @dataclass(frozen=True)
 class TurnDraw:
     """The uniform draws one user turn consumes: words, delivery, shuffle, voice variation."""
@@ -87,7 +92,7 @@ class TurnDraw:
     def from_rng(cls, rng: np.random.Generator) -> TurnDraw:
         """Draw once from ``rng`` (one call, four numbers)."""
         u = rng.random(4)
-        return cls(float(u[0]), float(u[1]), float(u[2]), int(u[3] * 2**31))
+        return cls(float(u[0]), float(u[1]), float(u[2]), int(u[3] * N_VARIATIONS))
 
 
 @dataclass(frozen=True)

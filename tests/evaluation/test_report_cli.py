@@ -28,7 +28,7 @@ def test_benchmark_then_report(tmp_path, capsys):
     text = capsys.readouterr().out
     assert (
         "Success / Accept / FullFit" in text
-        and "Paired differences, T+S - T" in text
+        and "Paired differences against T" in text
         and "State fidelity" in text
     )
     records = load_records(out / "results.jsonl")

@@ -1,0 +1,53 @@
+"""Speech: renderers (espeak-ng by default), the audio cache and prosodic features.
+
+Nothing here is imported by ``hear2act_env`` itself; importing this package is light (numpy
+only): the espeak-ng library is loaded on first synthesis, and torch is never needed.
+
+Main entry points (imported lazily on first access):
+
+- ``Utterance``, ``Renderer``, ``SAMPLE_RATE`` (``speech.utterance``)
+- ``EspeakRenderer`` (``speech.espeak``)
+- ``AudioCache``, ``CachedRenderer``, ``default_cache_dir`` (``speech.cache``)
+- ``prosodic_features``, ``FEATURE_NAMES`` (``speech.features``)
+- ``LogisticModel``, ``evaluate_perception`` (``speech.perception``)
+- ``resample`` (``speech.resample``)
+- ``DELIVERY_PROSODY``, ``prosody_for`` (``speech.prosody``); ``VOICES`` (``speech.voices``)
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "Utterance": "utterance",
+    "Renderer": "utterance",
+    "SAMPLE_RATE": "utterance",
+    "EspeakRenderer": "espeak",
+    "AudioCache": "cache",
+    "CachedRenderer": "cache",
+    "default_cache_dir": "cache",
+    "prosodic_features": "features",
+    "FEATURE_NAMES": "features",
+    "LogisticModel": "perception",
+    "evaluate_perception": "perception",
+    "resample": "resample",
+    "DELIVERY_PROSODY": "prosody",
+    "prosody_for": "prosody",
+    "VOICES": "voices",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -1,0 +1,106 @@
+"""The perception check on the scenario bank: can a reference classifier hear the state?
+
+Clips are the user's reactions to recommendations (the opening one included) whose state is
+resolved, reluctant or concern, collected from seeded random recommendation sequences over a
+split's scenarios, balanced 50/50 resolved vs unresolved. The reference perceiver trains on
+train-split clips and is scored on test-split clips, per realization and per voice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from hear2act_env.protocol.delivery import State
+from hear2act_env.protocol.engine import Realization, UserEngine
+from hear2act_env.protocol.realizer import TurnDraw, realize
+from hear2act_env.protocol.scenario import Scenario
+from hear2act_env.speech.cache import AudioCache
+from hear2act_env.speech.perception import (
+    LogisticModel,
+    PerceptionReport,
+    evaluate_perception,
+    features_of,
+)
+from hear2act_env.speech.utterance import Renderer, Utterance
+
+#: Published anchors (paper, Table 11): resolved-vs-unresolved accuracy on Qwen3-TTS clips.
+ANCHORS = {"humans": 0.92, "Qwen2.5-Omni": 0.85}
+_JUDGED = (State.RESOLVED, State.RELUCTANT, State.CONCERN)
+
+
+def collect_clips(
+    scenarios: Sequence[Scenario],
+    realization: Realization,
+    strength: float,
+    per_scenario: int = 6,
+    seed: int = 0,
+) -> list[tuple[Utterance, bool]]:
+    """Balanced (utterance, resolved) clips from seeded random recommendations."""
+    rng = np.random.default_rng(seed)
+    resolved: list[tuple[Utterance, bool]] = []
+    unresolved: list[tuple[Utterance, bool]] = []
+    for s in scenarios:
+        engine = UserEngine(s, realization)
+        replies = [engine.opening()] + [
+            engine.respond(2, int(o), 0) for o in rng.integers(0, 11, per_scenario)
+        ]
+        for reply in replies:
+            turn = realize(s, reply, TurnDraw.from_rng(rng))
+            if reply.state in _JUDGED:
+                clip = (
+                    Utterance(turn.text, turn.delivery, s.persona, turn.draw.variation, strength),
+                    reply.state.resolved,
+                )
+                (resolved if reply.state.resolved else unresolved).append(clip)
+    n = min(len(resolved), len(unresolved))
+    pick = lambda xs: [xs[i] for i in sorted(rng.choice(len(xs), n, replace=False))]  # noqa: E731
+    return pick(resolved) + pick(unresolved)
+
+
+def train_reference(
+    train: Sequence[Scenario],
+    strength: float,
+    renderer: Renderer | None = None,
+    cache: AudioCache | None = None,
+    per_scenario: int = 6,
+) -> LogisticModel:
+    """Fit the reference perceiver on train-split clips of both realizations."""
+    from hear2act_env.speech.espeak import EspeakRenderer
+
+    renderer = renderer or EspeakRenderer()
+    clips = [
+        c
+        for r in ("prosody", "explicit")
+        for c in collect_clips(train, r, strength, per_scenario, seed=1)
+    ]  # type: ignore[arg-type]
+    x = features_of((u for u, _ in clips), renderer, cache)
+    return LogisticModel.fit(x, np.array([y for _, y in clips]))
+
+
+@dataclass(frozen=True)
+class PerceptionCheck:
+    """Reports per realization at one strength."""
+
+    strength: float
+    reports: dict[str, PerceptionReport]
+
+
+def perception_check(
+    train: Sequence[Scenario],
+    test: Sequence[Scenario],
+    strength: float,
+    realizations: Sequence[Realization] = ("prosody", "explicit"),
+    renderer: Renderer | None = None,
+    cache: AudioCache | None = None,
+    per_scenario: int = 6,
+) -> PerceptionCheck:
+    """Train on ``train`` clips and test on ``test`` clips for each realization."""
+    reports = {}
+    for r in realizations:
+        tr = collect_clips(train, r, strength, per_scenario, seed=1)
+        te = collect_clips(test, r, strength, per_scenario, seed=2)
+        reports[r] = evaluate_perception(tr, te, renderer, cache)
+    return PerceptionCheck(strength, reports)

@@ -1,0 +1,206 @@
+"""``AudioCache``: content-addressed on-disk cache of rendered audio, with an in-memory LRU.
+
+The key is the SHA-256 of everything that determines a waveform: the renderer's name,
+version and sample rate and the utterance's text, delivery, persona, variation and prosody
+strength. Entries live at ``root/<key[:2]>/<key>.h2a``; each is written to a temporary file in
+the same folder and moved into place with ``os.replace`` (atomic), and carries a header with
+the key, the sample count and rate and a SHA-256 of the samples, so a corrupt or truncated
+entry is detected, re-rendered and rewritten, never served.
+
+The default folder is ``$HEAR2ACT_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/hear2act-env/audio``,
+else ``~/.cache/hear2act-env/audio``; an explicit ``root`` argument wins over all of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import tempfile
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from hear2act_env.errors import ConfigError
+from hear2act_env.speech.utterance import Renderer, Utterance
+
+__all__ = ["AudioCache", "CacheStats", "CachedRenderer", "cache_key", "default_cache_dir"]
+
+_MAGIC = b"H2AWAV1\n"
+_HEADER = struct.Struct("<8s32sQI32s")  # magic, key, n_samples, sample_rate, sha256(payload)
+_FORMAT = 1
+
+
+def default_cache_dir() -> Path:
+    """``$HEAR2ACT_CACHE_DIR``, else ``$XDG_CACHE_HOME/hear2act-env/audio``, else ``~/.cache/...``."""
+    explicit = os.environ.get("HEAR2ACT_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "hear2act-env" / "audio"
+
+
+def cache_key(renderer: Renderer, utt: Utterance) -> str:
+    """Hex SHA-256 of everything that determines the waveform of ``utt`` under ``renderer``."""
+    payload = {
+        "format": _FORMAT,
+        "renderer": renderer.name,
+        "version": renderer.version,
+        "sample_rate": int(renderer.sample_rate),
+        "text": utt.text,
+        "delivery": utt.delivery,
+        "persona": utt.persona,
+        "variation": int(utt.variation),
+        "prosody_strength": repr(float(utt.prosody_strength)),
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()
+
+
+@dataclass
+class CacheStats:
+    """Counters of one cache's lookups."""
+
+    memory_hits: int = 0
+    disk_hits: int = 0
+    misses: int = 0
+    corrupt: int = 0
+
+
+class AudioCache:
+    """Render through a renderer, caching on disk (content-addressed) and in memory (LRU).
+
+    Args:
+        root: the cache folder (``None``: ``default_cache_dir()``).
+        memory_items: how many waveforms the in-memory LRU keeps (0 disables it).
+        disk: whether to use the on-disk cache at all.
+    """
+
+    def __init__(
+        self, root: Path | str | None = None, *, memory_items: int = 256, disk: bool = True
+    ) -> None:
+        if memory_items < 0:
+            raise ConfigError(f"memory_items must be >= 0, got {memory_items}")
+        self.root = Path(root).expanduser() if root is not None else default_cache_dir()
+        self.memory_items = int(memory_items)
+        self.disk = bool(disk)
+        self.stats = CacheStats()
+        self._memory: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def path_for(self, key: str) -> Path:
+        """Where the entry of ``key`` lives."""
+        return self.root / key[:2] / f"{key}.h2a"
+
+    def render(self, renderer: Renderer, utt: Utterance) -> np.ndarray:
+        """The waveform of ``utt`` (a fresh float32 array), rendering it only when needed."""
+        key = cache_key(renderer, utt)
+        with self._lock:
+            hit = self._memory.get(key)
+            if hit is not None:
+                self._memory.move_to_end(key)
+                self.stats.memory_hits += 1
+                return hit.copy()
+        wave = self._read(key, renderer.sample_rate) if self.disk else None
+        if wave is not None:
+            with self._lock:
+                self.stats.disk_hits += 1
+        else:
+            wave = np.ascontiguousarray(renderer.render(utt), dtype=np.float32)
+            with self._lock:
+                self.stats.misses += 1
+            if self.disk:
+                self._write(key, wave, renderer.sample_rate)
+        self._remember(key, wave)
+        return wave.copy()
+
+    def clear_memory(self) -> None:
+        """Forget the in-memory entries (the disk entries stay)."""
+        with self._lock:
+            self._memory.clear()
+
+    def _remember(self, key: str, wave: np.ndarray) -> None:
+        if self.memory_items == 0:
+            return
+        stored = wave.copy()
+        stored.setflags(write=False)
+        with self._lock:
+            self._memory[key] = stored
+            self._memory.move_to_end(key)
+            while len(self._memory) > self.memory_items:
+                self._memory.popitem(last=False)
+
+    def _read(self, key: str, sample_rate: int) -> np.ndarray | None:
+        path = self.path_for(key)
+        try:
+            blob = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError:
+            return self._corrupt()
+        if len(blob) < _HEADER.size:
+            return self._corrupt()
+        magic, stored_key, n, rate, digest = _HEADER.unpack_from(blob)
+        payload = blob[_HEADER.size :]
+        if (
+            magic != _MAGIC
+            or stored_key != bytes.fromhex(key)
+            or rate != sample_rate
+            or len(payload) != 4 * n
+            or hashlib.sha256(payload).digest() != digest
+        ):
+            return self._corrupt()
+        return np.frombuffer(payload, dtype="<f4").astype(np.float32)
+
+    def _corrupt(self) -> None:
+        with self._lock:
+            self.stats.corrupt += 1
+        return None
+
+    def _write(self, key: str, wave: np.ndarray, sample_rate: int) -> None:
+        path = self.path_for(key)
+        payload = wave.astype("<f4").tobytes()
+        header = _HEADER.pack(
+            _MAGIC,
+            bytes.fromhex(key),
+            len(wave),
+            int(sample_rate),
+            hashlib.sha256(payload).digest(),
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(header)
+                f.write(payload)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+
+class CachedRenderer:
+    """A ``Renderer`` that renders through an ``AudioCache`` (same name, version and rate)."""
+
+    def __init__(self, renderer: Renderer, cache: AudioCache) -> None:
+        self.renderer = renderer
+        self.cache = cache
+        self.name = renderer.name
+        self.sample_rate = renderer.sample_rate
+
+    @property
+    def version(self) -> str:
+        """The wrapped renderer's version."""
+        return self.renderer.version
+
+    def render(self, utt: Utterance) -> np.ndarray:
+        """The cached waveform of ``utt``."""
+        return self.cache.render(self.renderer, utt)

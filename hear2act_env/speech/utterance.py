@@ -1,0 +1,90 @@
+"""What a renderer speaks (`Utterance`) and the `Renderer` protocol every TTS backend follows."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from hear2act_env.errors import ConfigError
+from hear2act_env.protocol.delivery import DELIVERIES
+from hear2act_env.protocol.scenario import PERSONAS
+
+#: The one sample rate every renderer returns (Hz).
+SAMPLE_RATE = 16000
+#: Largest accepted ``prosody_strength`` (2 = twice the default deviation from neutral).
+MAX_STRENGTH = 2.0
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """One spoken reply: its words and everything that decides how they are voiced.
+
+    Attributes:
+        text: the words, spoken as they are (nothing is ever added to them).
+        delivery: a delivery label from ``DELIVERIES`` (how the reply is voiced).
+        persona: a speaker persona from ``PERSONAS`` (which voice speaks).
+        variation: integer seed of the per-utterance prosodic variation; the same seed always
+            gives the same variation (``numpy.random.default_rng(variation)``).
+        prosody_strength: 0 = neutral voice for every label, 1 = default, up to 2; the
+            deviation of each prosodic setting from neutral scales linearly with it.
+    """
+
+    text: str
+    delivery: str
+    persona: str
+    variation: int
+    prosody_strength: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str) or not self.text.strip():
+            raise ConfigError(f"Utterance.text must be a non-empty string, got {self.text!r}")
+        if self.delivery not in DELIVERIES:
+            raise ConfigError(
+                f"Utterance.delivery must be one of {', '.join(DELIVERIES)}; got {self.delivery!r}"
+            )
+        if self.persona not in PERSONAS:
+            raise ConfigError(
+                f"Utterance.persona must be one of {', '.join(PERSONAS)}; got {self.persona!r}"
+            )
+        if isinstance(self.variation, bool) or not isinstance(self.variation, (int, np.integer)):
+            raise ConfigError(
+                f"Utterance.variation must be an integer seed, got {self.variation!r}"
+            )
+        if int(self.variation) < 0:
+            raise ConfigError(
+                f"Utterance.variation must be a non-negative integer seed, got {self.variation!r}"
+            )
+        object.__setattr__(self, "variation", int(self.variation))
+        strength = self.prosody_strength
+        if (
+            isinstance(strength, bool)
+            or not isinstance(strength, (int, float, np.floating, np.integer))
+            or not math.isfinite(float(strength))
+            or not 0.0 <= float(strength) <= MAX_STRENGTH
+        ):
+            raise ConfigError(
+                "Utterance.prosody_strength must be a number in [0, 2] "
+                f"(0 = neutral, 1 = default); got {strength!r}"
+            )
+        object.__setattr__(self, "prosody_strength", float(strength))
+
+
+@runtime_checkable
+class Renderer(Protocol):
+    """A text-to-speech backend.
+
+    ``render`` returns a mono float32 waveform at ``sample_rate`` (always 16,000 Hz) with
+    values in [-1, 1]. The same utterance must give the same waveform, bit for bit, for the
+    same ``name`` and ``version`` (the cache relies on it).
+    """
+
+    name: str
+    version: str
+    sample_rate: int
+
+    def render(self, utt: Utterance) -> np.ndarray:
+        """Speak ``utt``: float32, mono, 16 kHz, values in [-1, 1]."""
+        ...

@@ -1,0 +1,155 @@
+"""``ProsodyFeatures``: the latest user turn's audio as a fixed-length prosodic feature vector.
+
+For access conditions with audio (``A``, ``A+T``, ``A+T+S``) the env's observation carries the
+latest user turn as ``audio`` (float32, 16 kHz, zero-padded) and ``audio_length``. This wrapper
+replaces them by numeric keys that stable-baselines3 can take:
+
+- ``prosody`` (``len(FEATURE_NAMES)``,): ``speech.features.prosodic_features`` of the latest
+  user turn (F0 level, range and final slope, energy and its range, speaking rate, pauses,
+  voicing), in the units of ``FEATURE_NAMES``.
+- ``prosody_delta`` (same shape, with ``reference=True``): ``prosody`` minus the features of the
+  episode's first user turn (the reaction to the opening recommendation). The voice (persona) is
+  fixed within an episode, so the difference removes the speaker's baseline; it is computed from
+  audio the agent has heard, nothing else.
+
+Features are computed only from the waveform in the observation, never from the env's state or
+delivery label, and are cached per utterance (keyed by a hash of the samples), so a waveform seen
+again (the terminal observation, a policy adapter reading the same observation as the wrapper,
+repeated evaluation seeds) is never analysed twice. With ``drop_text=True`` (default) the Text
+keys are removed as well, so ``ProsodyFeatures(StructuredObservation(env, keep_text=True))`` is
+a numeric ``Dict`` ready for ``MultiInputPolicy``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from hear2act_env.errors import ConfigError
+from hear2act_env.speech.features import FEATURE_NAMES, SAMPLE_RATE, prosodic_features
+
+__all__ = ["FEATURE_NAMES", "ProsodyFeatures", "ProsodyTracker", "N_PROSODY"]
+
+N_PROSODY = len(FEATURE_NAMES)
+AUDIO_KEYS = ("audio", "audio_length")
+#: Features are clipped to this magnitude (their natural ranges are far inside it).
+BOUND = 1.0e4
+
+
+class ProsodyTracker:
+    """Per-episode prosodic features with an LRU cache keyed by the waveform's samples.
+
+    ``reset(audio, length)`` starts an episode (the first user turn is the reference);
+    ``update(audio, length)`` returns ``(features, features - reference)`` of a later turn.
+    Used by ``ProsodyFeatures`` and by policy adapters that read the runner's raw observations.
+    """
+
+    def __init__(self, cache_size: int = 4096) -> None:
+        if cache_size < 0:
+            raise ConfigError(f"cache_size: got {cache_size}, expected >= 0")
+        self.cache_size = int(cache_size)
+        self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._reference = np.zeros(N_PROSODY, np.float32)
+        self.hits = 0
+        self.misses = 0
+
+    def features(self, audio: np.ndarray, length: Any) -> np.ndarray:
+        """The (cached) feature vector of ``audio[:length]`` (float32, finite)."""
+        n = int(np.asarray(length))
+        wave = np.ascontiguousarray(np.asarray(audio, dtype=np.float32).reshape(-1)[:n])
+        if n <= 0 or not np.any(wave):
+            return np.zeros(N_PROSODY, np.float32)
+        key = hashlib.blake2b(wave.tobytes(), digest_size=16).digest()
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            self.hits += 1
+            return hit.copy()
+        self.misses += 1
+        feats = prosodic_features(wave, SAMPLE_RATE)
+        feats = np.clip(np.nan_to_num(feats, nan=0.0, posinf=BOUND, neginf=-BOUND), -BOUND, BOUND)
+        feats = feats.astype(np.float32)
+        if self.cache_size:
+            self._cache[key] = feats
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return feats.copy()
+
+    def reset(self, audio: np.ndarray, length: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Features of an episode's first user turn (also the new reference) and a zero delta."""
+        self._reference = self.features(audio, length)
+        return self._reference.copy(), np.zeros(N_PROSODY, np.float32)
+
+    def update(self, audio: np.ndarray, length: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Features of a later user turn and their difference to the reference."""
+        feats = self.features(audio, length)
+        return feats, np.clip(feats - self._reference, -BOUND, BOUND).astype(np.float32)
+
+
+class ProsodyFeatures(gym.Wrapper):
+    """Add ``prosody`` (and ``prosody_delta``) computed from the observation's ``audio``.
+
+    Args:
+        env: an env whose ``Dict`` observation has ``audio`` and ``audio_length`` (access with
+            A), possibly wrapped (e.g. ``StructuredObservation(env, keep_text=True)``).
+        reference: also add ``prosody_delta`` (features minus the episode's first user turn).
+        drop_text: remove the ``Text`` keys (needed for stable-baselines3).
+        keep_audio: keep ``audio`` and ``audio_length`` (not for stable-baselines3: large).
+        cache_size: how many utterances' features the LRU cache keeps.
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        reference: bool = True,
+        drop_text: bool = True,
+        keep_audio: bool = False,
+        cache_size: int = 4096,
+    ) -> None:
+        super().__init__(env)
+        base = env.observation_space
+        if not isinstance(base, spaces.Dict) or any(k not in base.spaces for k in AUDIO_KEYS):
+            raise ConfigError(
+                "ProsodyFeatures needs an observation with 'audio' and 'audio_length' "
+                "(an access condition with audio: 'A', 'A+T' or 'A+T+S')"
+            )
+        self.reference = bool(reference)
+        self.drop_text = bool(drop_text)
+        self.keep_audio = bool(keep_audio)
+        self.tracker = ProsodyTracker(cache_size)
+        obs: dict[str, spaces.Space[Any]] = {}
+        for key, space in base.spaces.items():
+            if key in AUDIO_KEYS and not keep_audio:
+                continue
+            if drop_text and isinstance(space, spaces.Text):
+                continue
+            obs[key] = space
+        box = spaces.Box(-BOUND, BOUND, (N_PROSODY,), np.float32)
+        obs["prosody"] = box
+        if self.reference:
+            obs["prosody_delta"] = spaces.Box(-BOUND, BOUND, (N_PROSODY,), np.float32)
+        self.observation_space = spaces.Dict(obs)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        feats, delta = self.tracker.reset(obs["audio"], obs["audio_length"])
+        return self._out(obs, feats, delta), info
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        feats, delta = self.tracker.update(obs["audio"], obs["audio_length"])
+        return self._out(obs, feats, delta), reward, terminated, truncated, info
+
+    def _out(self, obs: dict[str, Any], feats: np.ndarray, delta: np.ndarray) -> dict[str, Any]:
+        out = {k: obs[k] for k in self.observation_space.spaces if k in obs}
+        out["prosody"] = feats
+        if self.reference:
+            out["prosody_delta"] = delta
+        return out

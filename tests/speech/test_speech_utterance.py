@@ -1,0 +1,56 @@
+"""Utterance validation and the Renderer protocol."""
+
+from __future__ import annotations
+
+import pytest
+
+from hear2act_env.errors import ConfigError
+from hear2act_env.speech.utterance import Renderer, Utterance
+
+
+def test_valid_utterance_normalizes_types():
+    u = Utterance("Okay, that could work.", "warm", "amber", 3, 1)
+    assert u.prosody_strength == 1.0 and isinstance(u.prosody_strength, float)
+    assert u.variation == 3
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"delivery": "happy"}, "delivery"),
+        ({"persona": "zed"}, "persona"),
+        ({"prosody_strength": 2.5}, "prosody_strength"),
+        ({"prosody_strength": -0.1}, "prosody_strength"),
+        ({"prosody_strength": float("nan")}, "prosody_strength"),
+        ({"variation": -1}, "variation"),
+        ({"variation": 1.5}, "variation"),
+        ({"text": "   "}, "text"),
+    ],
+)
+def test_invalid_fields_raise_config_error_naming_field_and_value(kwargs, field):
+    args = {"text": "Okay.", "delivery": "warm", "persona": "amber", "variation": 0}
+    args.update(kwargs)
+    with pytest.raises(ConfigError) as info:
+        Utterance(**args)
+    message = str(info.value)
+    assert field in message
+    assert repr(kwargs[next(iter(kwargs))]) in message
+
+
+def test_utterance_is_frozen_and_hashable():
+    u = Utterance("Okay.", "flat", "fern", 1)
+    with pytest.raises(AttributeError):
+        u.text = "No."  # type: ignore[misc]
+    assert len({u, Utterance("Okay.", "flat", "fern", 1)}) == 1
+
+
+def test_renderer_protocol_is_structural():
+    class Fake:
+        name = "fake"
+        version = "1"
+        sample_rate = 16000
+
+        def render(self, utt):  # pragma: no cover - not called
+            raise NotImplementedError
+
+    assert isinstance(Fake(), Renderer)
