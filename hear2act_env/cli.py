@@ -271,6 +271,101 @@ def _add_benchmark(sub: argparse._SubParsersAction) -> None:
 AUDIO_BENCHMARK_AGENTS = ("state-aware", "prober")
 
 
+def _eval(args: argparse.Namespace) -> int:
+    from agents.registry import AgentFactory
+    from hear2act_env.evaluation.report import report
+    from hear2act_env.evaluation.runner import GridConfig, run_grid
+
+    options: dict[str, object] = {}
+    if args.base_url:
+        options["base_url"] = args.base_url
+    if args.perceiver:
+        options["perceiver"] = args.perceiver
+    if args.spoken:
+        options["allow_clarify"] = False
+    if args.response_cache:
+        options["cache_dir"] = args.response_cache
+    for item in args.setting or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--setting: got {item!r}, expected KEY=VALUE")
+        options[key] = _number(value)
+    conditions = tuple((a, "correct") for a in args.access)
+    config = GridConfig(
+        agents=tuple(args.agent),
+        realizations=tuple(args.realizations),
+        conditions=conditions,
+        split=args.split,
+        scenarios=tuple(args.scenarios) if args.scenarios else None,
+        runs=args.runs,
+        env_kwargs={"allow_clarify": False} if args.spoken else {},
+        agent_options=options,
+    )
+    out = Path(args.out)
+    records = run_grid(
+        config,
+        out / "results.jsonl",
+        AgentFactory(options),
+        backend=args.backend,
+        workers=args.workers,
+    )
+    print(report(records, out, plots=not args.no_plots))
+    return 0
+
+
+def _number(text: str) -> object:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _add_eval(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eval", help="evaluate model agents (LLM, audio LLM, RL) through the runner")
+    p.add_argument(
+        "--agent",
+        action="append",
+        required=True,
+        help="openai:MODEL, hf:PATH, qwen2-audio:PATH, qwen2.5-omni:PATH, ppo:PATH or a baseline; repeatable",
+    )
+    p.add_argument(
+        "--base-url", default=None, help="API root of an OpenAI-compatible server (openai: agents)"
+    )
+    p.add_argument(
+        "--perceiver",
+        default=None,
+        help="self, affect:PATH or prosody:PATH: the audio is read into one sentence (T+S-hat, generic affect)",
+    )
+    p.add_argument(
+        "--access", nargs="+", default=["T", "T+S"], choices=["T", "A", "A+T", "T+S", "A+T+S"]
+    )
+    p.add_argument(
+        "--realizations",
+        nargs="+",
+        default=["prosody", "explicit"],
+        choices=["prosody", "explicit"],
+    )
+    p.add_argument("--split", default="test", choices=["train", "test", "all"])
+    p.add_argument("--scenarios", nargs="*", help="scenario ids (default: the whole split)")
+    p.add_argument("--runs", type=int, default=1)
+    p.add_argument("--spoken", action="store_true", help="spoken assistant: no CLARIFY action")
+    p.add_argument(
+        "--response-cache", default=None, help="folder of the on-disk LLM response cache"
+    )
+    p.add_argument(
+        "--setting",
+        action="append",
+        help="KEY=VALUE passed to the agent factory (temperature=0, max_concurrency=8, device=cuda, ...)",
+    )
+    p.add_argument("--out", default="hear2act-eval")
+    p.add_argument("--backend", default="thread", choices=["serial", "thread", "process", "ray"])
+    p.add_argument("--workers", type=int, default=8)
+    p.add_argument("--no-plots", action="store_true")
+    p.set_defaults(func=_eval)
+
+
 def _report(args: argparse.Namespace) -> int:
     from hear2act_env.evaluation.report import report
     from hear2act_env.evaluation.runner import load_records
@@ -299,6 +394,7 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     _add_perceive,
     _add_scenarios,
     _add_benchmark,
+    _add_eval,
     _add_report,
 )
 

@@ -41,6 +41,8 @@ DOMAIN_MAX = 128
 SAMPLE_RATE = 16_000
 #: Default ``prosody_strength`` (calibrated: see README, "Speech channel").
 DEFAULT_PROSODY_STRENGTH = 1.0
+#: Waveforms each env keeps in memory (about 100 kB each) in front of the disk cache.
+AUDIO_MEMORY_ITEMS = 512
 AUDIO_PLACEHOLDER = "[user audio]"
 _ACT_NAMES = {int(a): a.name.lower() for a in Act}
 
@@ -314,7 +316,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
             arg = self._cache_arg
             disk = arg is not False
             root = None if arg in (None, True, False) else arg
-            self._speech = (renderer, AudioCache(root, disk=disk))
+            self._speech = (renderer, AudioCache(root, disk=disk, memory_items=AUDIO_MEMORY_ITEMS))
         return self._speech
 
     def _speak(self, turn: UserTurn) -> np.ndarray:
@@ -328,7 +330,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
             turn.draw.variation,
             self.prosody_strength,
         )  # type: ignore[union-attr]
-        wave = cache.render(renderer, utt)
+        wave = cache.render(renderer, utt, copy=False)
         self._audio_truncated = len(wave) > self.max_audio_samples
         return wave[: self.max_audio_samples]
 

@@ -58,6 +58,7 @@ class GridConfig:
     runs: int = 1
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     scenario_file: str | None = None
+    agent_options: dict[str, Any] = field(default_factory=dict)  # recorded in the manifest
 
     def __post_init__(self) -> None:
         if not self.agents:

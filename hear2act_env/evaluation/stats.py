@@ -9,6 +9,7 @@ model's value, every model resampled with the same scenario draw.
 
 from __future__ import annotations
 
+import warnings
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -125,6 +126,8 @@ def pooled(
         groups[r.key.agent].append(r)
     draws = _draws(len(scenarios), resamples, seed)
     sums = [_by_scenario(g, metric, scenarios) for g in groups.values()]
-    point = np.nanmean([_ratio(s, None, metric.scale) for s in sums])
-    samples = np.nanmean(np.stack([_ratio(s, draws, metric.scale) for s in sums]), axis=0)
+    with warnings.catch_warnings():  # a metric undefined for every agent stays NaN quietly
+        warnings.simplefilter("ignore", RuntimeWarning)
+        point = np.nanmean([_ratio(s, None, metric.scale) for s in sums])
+        samples = np.nanmean(np.stack([_ratio(s, draws, metric.scale) for s in sums]), axis=0)
     return _estimate(float(point), samples, len(scenarios))

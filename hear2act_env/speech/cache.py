@@ -4,8 +4,8 @@ The key is the SHA-256 of everything that determines a waveform: the renderer's 
 version and sample rate and the utterance's text, delivery, persona, variation and prosody
 strength. Entries live at ``root/<key[:2]>/<key>.h2a``; each is written to a temporary file in
 the same folder and moved into place with ``os.replace`` (atomic), and carries a header with
-the key, the sample count and rate and a SHA-256 of the samples, so a corrupt or truncated
-entry is detected, re-rendered and rewritten, never served.
+the key, the sample count and rate and a CRC-32 of the samples (cheap to check on every read),
+so a corrupt or truncated entry is detected, re-rendered and rewritten, never served.
 
 The default folder is ``$HEAR2ACT_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/hear2act-env/audio``,
 else ``~/.cache/hear2act-env/audio``; an explicit ``root`` argument wins over all of them.
@@ -19,6 +19,7 @@ import os
 import struct
 import tempfile
 import threading
+import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +31,8 @@ from hear2act_env.speech.utterance import Renderer, Utterance
 
 __all__ = ["AudioCache", "CacheStats", "CachedRenderer", "cache_key", "default_cache_dir"]
 
-_MAGIC = b"H2AWAV1\n"
-_HEADER = struct.Struct("<8s32sQI32s")  # magic, key, n_samples, sample_rate, sha256(payload)
+_MAGIC = b"H2AWAV2\n"
+_HEADER = struct.Struct("<8s32sQII")  # magic, key, n_samples, sample_rate, crc32(payload)
 _FORMAT = 1
 
 
@@ -97,15 +98,19 @@ class AudioCache:
         """Where the entry of ``key`` lives."""
         return self.root / key[:2] / f"{key}.h2a"
 
-    def render(self, renderer: Renderer, utt: Utterance) -> np.ndarray:
-        """The waveform of ``utt`` (a fresh float32 array), rendering it only when needed."""
+    def render(self, renderer: Renderer, utt: Utterance, copy: bool = True) -> np.ndarray:
+        """The waveform of ``utt``, rendering it only when needed.
+
+        A fresh float32 array, or with ``copy=False`` a read-only one shared with the cache
+        (for callers that only read it).
+        """
         key = cache_key(renderer, utt)
         with self._lock:
             hit = self._memory.get(key)
             if hit is not None:
                 self._memory.move_to_end(key)
                 self.stats.memory_hits += 1
-                return hit.copy()
+                return hit.copy() if copy else hit
         wave = self._read(key, renderer.sample_rate) if self.disk else None
         if wave is not None:
             with self._lock:
@@ -116,24 +121,25 @@ class AudioCache:
                 self.stats.misses += 1
             if self.disk:
                 self._write(key, wave, renderer.sample_rate)
-        self._remember(key, wave)
-        return wave.copy()
+        stored = self._remember(key, wave)
+        return wave.copy() if copy else stored
 
     def clear_memory(self) -> None:
         """Forget the in-memory entries (the disk entries stay)."""
         with self._lock:
             self._memory.clear()
 
-    def _remember(self, key: str, wave: np.ndarray) -> None:
-        if self.memory_items == 0:
-            return
-        stored = wave.copy()
+    def _remember(self, key: str, wave: np.ndarray) -> np.ndarray:
+        stored = wave if not wave.flags.writeable else wave.copy()
         stored.setflags(write=False)
+        if self.memory_items == 0:
+            return stored
         with self._lock:
             self._memory[key] = stored
             self._memory.move_to_end(key)
             while len(self._memory) > self.memory_items:
                 self._memory.popitem(last=False)
+        return stored
 
     def _read(self, key: str, sample_rate: int) -> np.ndarray | None:
         path = self.path_for(key)
@@ -152,10 +158,10 @@ class AudioCache:
             or stored_key != bytes.fromhex(key)
             or rate != sample_rate
             or len(payload) != 4 * n
-            or hashlib.sha256(payload).digest() != digest
+            or zlib.crc32(payload) != digest
         ):
             return self._corrupt()
-        return np.frombuffer(payload, dtype="<f4").astype(np.float32)
+        return np.frombuffer(payload, dtype="<f4")  # read-only view; float32 on every platform
 
     def _corrupt(self) -> None:
         with self._lock:
@@ -170,7 +176,7 @@ class AudioCache:
             bytes.fromhex(key),
             len(wave),
             int(sample_rate),
-            hashlib.sha256(payload).digest(),
+            zlib.crc32(payload),
         )
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".tmp", dir=path.parent)

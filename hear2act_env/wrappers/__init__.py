@@ -1,5 +1,6 @@
-"""Observation adapters for Hear2Act environments."""
+"""Observation adapters for Hear2Act environments (audio ones import their extras lazily)."""
 
+from hear2act_env.wrappers.perceived import PerceivedState
 from hear2act_env.wrappers.structured import StructuredObservation
 
-__all__ = ["StructuredObservation"]
+__all__ = ["PerceivedState", "StructuredObservation"]

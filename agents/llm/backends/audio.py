@@ -1,0 +1,374 @@
+"""Audio LLMs through ``transformers``: Qwen2-Audio and the Qwen2.5-Omni thinker.
+
+The recording of the latest user turn (float32, 16 kHz) is attached to the first user message
+as an audio content part; the model's processor expands it into audio tokens and features.
+Used for access ``A`` / ``A+T`` (audio in the decision call) and, through
+``agents.perceivers.AudioLLMPerceiver``, as the first stage of the two-stage ``T+S-hat``
+(infer one sentence from the audio, then decide from the transcript and that sentence without
+audio).
+
+Version notes (transformers 4.50 to 5.x):
+- the processors take ``audio=``; releases before 4.47-ish only knew ``audios=``, so a
+  TypeError on ``audio=`` retries with ``audios=``;
+- the weights' dtype keyword changed name (``hf_common.dtype_kwargs``);
+- in 5.x ``AutoProcessor`` of Qwen2.5-Omni builds a video processor that needs torchvision:
+  when the processor cannot be built, a light processor (tokenizer + feature extractor + the
+  checkpoint's chat template, expanding the audio placeholder the same way the processor does)
+  is used instead;
+- the full ``Qwen2_5OmniForConditionalGeneration.from_pretrained`` wants ``spk_dict.pt`` (the
+  talker's voices) and loads the talker: we load only the thinker class. For a full Omni
+  checkpoint (model_type ``qwen2_5_omni``) the thinker's config is taken from
+  ``thinker_config`` and its weights are mapped from the ``thinker.`` prefix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.llm.backends.base import BackendError, Message, MicroBatcher, Request, require
+from agents.llm.backends.hf_chat import render_chat
+from agents.llm.backends.hf_common import (
+    dtype_kwargs,
+    load_error,
+    pick_device,
+    resolve_model_path,
+    shared,
+)
+from agents.llm.cache import ResponseCache, audio_digest, cache_key
+from hear2act_env.errors import ConfigError
+
+__all__ = ["AudioLLMBackend", "Qwen25OmniBackend", "Qwen2AudioBackend", "with_audio"]
+
+SAMPLE_RATE = 16_000
+
+
+def with_audio(messages: Sequence[Message], audio: np.ndarray | None) -> list[Message]:
+    """Copy of ``messages`` whose first user message carries ``audio`` as a content part."""
+    out = [dict(m) for m in messages]
+    if audio is None:
+        return out
+    for m in out:
+        if m.get("role") == "user":
+            text = m["content"]
+            m["content"] = [
+                {"type": "audio", "audio": np.asarray(audio, dtype=np.float32)},
+                {"type": "text", "text": text if isinstance(text, str) else str(text)},
+            ]
+            break
+    return out
+
+
+def _audio_tokens(n_frames: int) -> int:
+    """Audio tokens for ``n_frames`` mel frames (two stride-2 stages, as both processors do)."""
+    return (((n_frames - 1) // 2 + 1) - 2) // 2 + 1
+
+
+class _LightProcessor:
+    """Tokenizer + Whisper feature extractor + chat template, when AutoProcessor fails."""
+
+    def __init__(self, path: str, tf: Any) -> None:
+        self.tokenizer = tf.AutoTokenizer.from_pretrained(path, local_files_only=True)
+        self.feature_extractor = tf.AutoFeatureExtractor.from_pretrained(
+            path, local_files_only=True
+        )
+        self.chat_template = _read_chat_template(path) or self.tokenizer.chat_template
+        tok = self.tokenizer
+        self.audio_token = getattr(tok, "audio_token", None) or "<|AUDIO|>"
+
+    def apply_chat_template(self, conversation: list[Message], **kwargs: Any) -> str:
+        kwargs.pop("chat_template", None)
+        return render_chat(self.tokenizer, conversation, self.chat_template)
+
+    def __call__(self, text: list[str], audio: list[np.ndarray] | None = None, **kwargs: Any):
+        tf = require("transformers")
+        texts = list(text)
+        feats: dict[str, Any] = {}
+        if audio:
+            fe = self.feature_extractor(
+                audio,
+                sampling_rate=SAMPLE_RATE,
+                return_attention_mask=True,
+                padding="max_length",
+                return_tensors="pt",
+            )
+            mask = fe["attention_mask"]
+            counts = [_audio_tokens(int(n)) for n in mask.sum(-1).tolist()]
+            k = 0
+            for i, t in enumerate(texts):
+                pieces = t.split(self.audio_token)
+                rebuilt = pieces[0]
+                for piece in pieces[1:]:
+                    rebuilt += self.audio_token * counts[k] + piece
+                    k += 1
+                texts[i] = rebuilt
+            if k != len(counts):
+                raise BackendError(f"{k} audio placeholders for {len(counts)} recordings")
+            feats = {"input_features": fe["input_features"], "feature_attention_mask": mask}
+        enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+        return tf.BatchFeature({**enc, **feats})
+
+    def batch_decode(self, ids: Any, **kwargs: Any) -> list[str]:
+        return self.tokenizer.batch_decode(ids, **kwargs)
+
+
+def _read_chat_template(path: str) -> str | None:
+    p = Path(path)
+    if (p / "chat_template.jinja").is_file():
+        return (p / "chat_template.jinja").read_text(encoding="utf-8")
+    for name in ("chat_template.json", "processor_config.json"):
+        f = p / name
+        if f.is_file():
+            try:
+                value = json.loads(f.read_text(encoding="utf-8")).get("chat_template")
+            except ValueError:
+                continue
+            if isinstance(value, str):
+                return value
+    return None
+
+
+class _LoadedAudio:
+    def __init__(
+        self, path: str, model_class: str, device: str, dtype: str | None, processor: str
+    ) -> None:
+        tf = require("transformers")
+        self.torch = require("torch")
+        cls = getattr(tf, model_class, None)
+        if cls is None:
+            raise ConfigError(
+                f"this transformers ({tf.__version__}) has no {model_class}; install a release "
+                "that supports the model"
+            )
+        kwargs = dtype_kwargs(dtype)
+        if device == "auto":
+            require("accelerate")
+            kwargs["device_map"] = "auto"
+        try:
+            kwargs.update(self._thinker_kwargs(path, model_class, tf))
+            self.model = cls.from_pretrained(path, local_files_only=True, **kwargs)
+        except (OSError, ValueError, KeyError) as exc:
+            raise load_error(path, exc) from exc
+        if device != "auto":
+            self.model.to(device)
+        self.model.eval()
+        self.processor: Any = None
+        if processor == "auto":
+            try:
+                self.processor = tf.AutoProcessor.from_pretrained(path, local_files_only=True)
+            except Exception:  # e.g. Omni's video processor without torchvision
+                self.processor = None
+        if self.processor is None:
+            try:
+                self.processor = _LightProcessor(path, tf)
+            except (OSError, ValueError, KeyError) as exc:
+                raise load_error(path, exc) from exc
+        self.tokenizer = getattr(self.processor, "tokenizer", None)
+        if self.tokenizer is not None:
+            self.tokenizer.padding_side = "left"
+            if self.tokenizer.pad_token_id is None:
+                self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.device = device if device != "auto" else str(self.model.device)
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def _thinker_kwargs(path: str, model_class: str, tf: Any) -> dict[str, Any]:
+        """For a full Qwen2.5-Omni checkpoint: the thinker's config and weight-name mapping."""
+        if model_class != "Qwen2_5OmniThinkerForConditionalGeneration":
+            return {}
+        cfg_file = Path(path) / "config.json"
+        if not cfg_file.is_file():
+            return {}
+        raw = json.loads(cfg_file.read_text(encoding="utf-8"))
+        if raw.get("model_type") != "qwen2_5_omni":
+            return {}
+        full = tf.AutoConfig.from_pretrained(path, local_files_only=True)
+        # key_mapping (4.51+) renames checkpoint keys "thinker.x" to "x"; the talker's and
+        # token2wav's weights are then unexpected keys and are skipped.
+        return {"config": full.thinker_config, "key_mapping": {r"^thinker\.": ""}}
+
+
+class AudioLLMBackend:
+    """Shared code of the audio LLM backends (subclasses name the model class)."""
+
+    kind = "audio"
+    model_class = ""
+    supports_audio = True
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        device: str | None = None,
+        dtype: str | None = "auto",
+        temperature: float = 0.0,
+        top_p: float | None = None,
+        max_new_tokens: int = 256,
+        max_batch_size: int = 4,
+        batch_wait_s: float = 0.0,
+        processor: str = "auto",
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        if processor not in ("auto", "light"):
+            raise ConfigError(f"processor: got {processor!r}, expected 'auto' or 'light'")
+        if max_new_tokens < 1 or max_batch_size < 1 or temperature < 0:
+            raise ConfigError(
+                f"{self.kind} backend: max_new_tokens and max_batch_size must be >= 1, "
+                "temperature >= 0"
+            )
+        self.path = resolve_model_path(path)
+        self.device = pick_device(device)
+        self.dtype = dtype
+        self.temperature = float(temperature)
+        self.top_p = top_p
+        self.max_new_tokens = int(max_new_tokens)
+        self.name = f"{self.kind}:{path}"
+        key = (self.model_class, self.path, self.device, dtype, processor)
+        self._m: _LoadedAudio = shared(
+            key, lambda: _LoadedAudio(self.path, self.model_class, self.device, dtype, processor)
+        )
+        self.batcher = shared(
+            (
+                *key,
+                "batcher",
+                max_batch_size,
+                batch_wait_s,
+                self.temperature,
+                top_p,
+                max_new_tokens,
+            ),
+            lambda: MicroBatcher(self._run_batch, max_batch_size, batch_wait_s),
+        )
+        self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
+
+    @property
+    def processor_kind(self) -> str:
+        return "light" if isinstance(self._m.processor, _LightProcessor) else "auto"
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_new_tokens": self.max_new_tokens,
+            "dtype": self.dtype,
+        }
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        audio: np.ndarray | None = None,
+        seed: int | None = None,
+        run: int = 0,
+    ) -> str:
+        if audio is not None:
+            audio = np.asarray(audio, dtype=np.float32).reshape(-1)
+            if audio.size == 0:
+                audio = None
+        material = {
+            "backend": self.kind,
+            "model": self.path,
+            "messages": list(messages),
+            "settings": self.settings(),
+            "audio": audio_digest(audio),
+            "seed": seed,
+            "run": run,
+        }
+        key = cache_key(material)
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            return hit
+        req_seed = None if seed is None else (int(seed) * 1_000_003 + int(run)) % 2**31
+        reply = self.batcher.submit(Request(list(messages), audio, req_seed)).strip()
+        if reply and self.cache is not None:
+            self.cache.put(key, reply, material)
+        return reply
+
+    # -- generation --------------------------------------------------------------------
+    def _run_batch(self, requests: list[Request]) -> list[str]:
+        out: list[str | None] = [None] * len(requests)
+        if self.temperature > 0:
+            for i, r in enumerate(requests):
+                out[i] = self._generate([r], r.seed)[0]
+            return out  # type: ignore[return-value]
+        # requests with and without audio go in separate generate calls
+        for has_audio in (True, False):
+            idx = [i for i, r in enumerate(requests) if (r.audio is not None) == has_audio]
+            if idx:
+                for i, text in zip(idx, self._generate([requests[i] for i in idx], None)):
+                    out[i] = text
+        return out  # type: ignore[return-value]
+
+    def _inputs(self, requests: list[Request]) -> Any:
+        proc = self._m.processor
+        texts = [
+            proc.apply_chat_template(
+                with_audio(r.messages, r.audio), add_generation_prompt=True, tokenize=False
+            )
+            for r in requests
+        ]
+        audios = [r.audio for r in requests if r.audio is not None]
+        if not audios:
+            return proc(text=texts, return_tensors="pt", padding=True)
+        try:
+            return proc(
+                text=texts,
+                audio=audios,
+                sampling_rate=SAMPLE_RATE,
+                return_tensors="pt",
+                padding=True,
+            )
+        except TypeError:  # transformers releases whose processors say ``audios=``
+            return proc(
+                text=texts,
+                audios=audios,
+                sampling_rate=SAMPLE_RATE,
+                return_tensors="pt",
+                padding=True,
+            )
+
+    def _generate(self, requests: list[Request], seed: int | None) -> list[str]:
+        m = self._m
+        torch = m.torch
+        with m.lock:
+            try:
+                inputs = self._inputs(requests).to(m.device)
+                if "input_features" in inputs and m.model.dtype != torch.float32:
+                    inputs["input_features"] = inputs["input_features"].to(m.model.dtype)
+                gen: dict[str, Any] = {"max_new_tokens": self.max_new_tokens}
+                if m.tokenizer is not None:
+                    gen["pad_token_id"] = m.tokenizer.pad_token_id
+                if self.temperature > 0:
+                    gen.update(do_sample=True, temperature=self.temperature)
+                    if self.top_p is not None:
+                        gen["top_p"] = self.top_p
+                    torch.manual_seed(seed if seed is not None else 0)
+                else:
+                    gen.update(do_sample=False)
+                with torch.no_grad():
+                    out = m.model.generate(**inputs, **gen)
+            except Exception as exc:
+                raise BackendError(f"{self.name}: generation failed: {exc}") from exc
+        if isinstance(out, tuple):  # a full Omni model returns (text ids, audio)
+            out = out[0]
+        new = out[:, inputs["input_ids"].shape[1] :]
+        return m.processor.batch_decode(new, skip_special_tokens=True)
+
+
+class Qwen2AudioBackend(AudioLLMBackend):
+    """Qwen2-Audio (``Qwen2AudioForConditionalGeneration``), e.g. Qwen2-Audio-7B-Instruct."""
+
+    kind = "qwen2-audio"
+    model_class = "Qwen2AudioForConditionalGeneration"
+
+
+class Qwen25OmniBackend(AudioLLMBackend):
+    """The Qwen2.5-Omni thinker (``Qwen2_5OmniThinkerForConditionalGeneration``), text out."""
+
+    kind = "qwen2.5-omni"
+    model_class = "Qwen2_5OmniThinkerForConditionalGeneration"

@@ -1,0 +1,202 @@
+"""Local ``transformers`` chat models (AutoModelForCausalLM + the tokenizer's chat template).
+
+Greedy decoding by default (``temperature=0``); with ``temperature > 0`` each request is
+sampled on its own under a seed derived from the episode seed and run index, so sampled runs
+are reproducible. Greedy requests from concurrent episodes (threads sharing the backend) are
+batched by a ``MicroBatcher`` with left padding. The model and tokenizer are loaded once per
+process and path and shared by every policy that asks for them.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from agents.llm.backends.base import BackendError, Message, MicroBatcher, Request, require
+from agents.llm.backends.hf_common import (
+    dtype_kwargs,
+    load_error,
+    pick_device,
+    resolve_model_path,
+    shared,
+)
+from agents.llm.cache import ResponseCache, cache_key
+from hear2act_env.errors import ConfigError
+
+__all__ = ["TransformersChatBackend", "render_chat"]
+
+
+def render_chat(tokenizer: Any, messages: Sequence[Message], template: str | None = None) -> str:
+    """The prompt text for ``messages`` with a generation prompt.
+
+    Some chat templates (e.g. Gemma's) reject a system role: then the system text is put in
+    front of the first user message and the template is applied again.
+    """
+    kwargs: dict[str, Any] = {"tokenize": False, "add_generation_prompt": True}
+    if template is not None:
+        kwargs["chat_template"] = template
+    try:
+        return tokenizer.apply_chat_template(list(messages), **kwargs)
+    except Exception:
+        if not messages or messages[0].get("role") != "system":
+            raise
+    merged = [dict(m) for m in messages[1:]]
+    system = str(messages[0]["content"])
+    for m in merged:
+        if m.get("role") == "user":
+            if isinstance(m["content"], str):
+                m["content"] = f"{system}\n\n{m['content']}"
+            else:
+                m["content"] = [{"type": "text", "text": system + "\n\n"}, *m["content"]]
+            break
+    return tokenizer.apply_chat_template(merged, **kwargs)
+
+
+class _Loaded:
+    def __init__(self, path: str, device: str, dtype: str | None, trust_remote_code: bool):
+        tf = require("transformers")
+        self.torch = require("torch")
+        try:
+            self.tokenizer = tf.AutoTokenizer.from_pretrained(
+                path, local_files_only=True, trust_remote_code=trust_remote_code
+            )
+            kwargs = dtype_kwargs(dtype)
+            if device == "auto":
+                require("accelerate")
+                kwargs["device_map"] = "auto"
+            self.model = tf.AutoModelForCausalLM.from_pretrained(
+                path, local_files_only=True, trust_remote_code=trust_remote_code, **kwargs
+            )
+        except (OSError, ValueError, KeyError) as exc:
+            raise load_error(path, exc) from exc
+        if device != "auto":
+            self.model.to(device)
+        self.model.eval()
+        if not getattr(self.tokenizer, "chat_template", None):
+            raise ConfigError(
+                f"the tokenizer at {path!r} has no chat template; use an instruction-tuned "
+                "(chat) model"
+            )
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.device = device if device != "auto" else str(self.model.device)
+        self.lock = threading.Lock()
+
+
+class TransformersChatBackend:
+    """A local chat model (see the module docstring)."""
+
+    kind = "hf"
+    supports_audio = False
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        device: str | None = None,
+        dtype: str | None = "auto",
+        temperature: float = 0.0,
+        top_p: float | None = None,
+        max_new_tokens: int = 256,
+        max_batch_size: int = 8,
+        batch_wait_s: float = 0.0,
+        trust_remote_code: bool = False,
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        if max_new_tokens < 1 or max_batch_size < 1 or temperature < 0:
+            raise ConfigError(
+                "hf backend: max_new_tokens and max_batch_size must be >= 1, temperature >= 0"
+            )
+        self.path = resolve_model_path(path)
+        self.device = pick_device(device)
+        self.dtype = dtype
+        self.temperature = float(temperature)
+        self.top_p = top_p
+        self.max_new_tokens = int(max_new_tokens)
+        self.name = f"hf:{path}"
+        key = ("causal-lm", self.path, self.device, dtype, trust_remote_code)
+        self._m: _Loaded = shared(
+            key, lambda: _Loaded(self.path, self.device, dtype, trust_remote_code)
+        )
+        self.batcher = shared(
+            (*key, "batcher", max_batch_size, batch_wait_s, self.settings_key()),
+            lambda: MicroBatcher(self._run_batch, max_batch_size, batch_wait_s),
+        )
+        self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
+
+    def settings_key(self) -> tuple:
+        return (self.temperature, self.top_p, self.max_new_tokens)
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_new_tokens": self.max_new_tokens,
+            "dtype": self.dtype,
+        }
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        audio: np.ndarray | None = None,
+        seed: int | None = None,
+        run: int = 0,
+    ) -> str:
+        material = {
+            "backend": self.kind,
+            "model": self.path,
+            "messages": list(messages),
+            "settings": self.settings(),
+            "seed": seed,
+            "run": run,
+        }
+        key = cache_key(material)
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            return hit
+        req_seed = None if seed is None else (int(seed) * 1_000_003 + int(run)) % 2**31
+        reply = self.batcher.submit(Request(list(messages), None, req_seed)).strip()
+        if reply and self.cache is not None:
+            self.cache.put(key, reply, material)
+        return reply
+
+    def _run_batch(self, requests: list[Request]) -> list[str]:
+        m = self._m
+        try:
+            prompts = [render_chat(m.tokenizer, r.messages) for r in requests]
+        except Exception as exc:
+            raise BackendError(f"{self.name}: chat template failed: {exc}") from exc
+        if self.temperature > 0:
+            return [self._generate([p], r.seed)[0] for p, r in zip(prompts, requests)]
+        return self._generate(prompts, None)
+
+    def _generate(self, prompts: list[str], seed: int | None) -> list[str]:
+        m = self._m
+        torch = m.torch
+        with m.lock:
+            try:
+                inputs = m.tokenizer(
+                    prompts, return_tensors="pt", padding=True, add_special_tokens=False
+                ).to(m.device)
+                gen: dict[str, Any] = {
+                    "max_new_tokens": self.max_new_tokens,
+                    "pad_token_id": m.tokenizer.pad_token_id,
+                }
+                if self.temperature > 0:
+                    gen.update(do_sample=True, temperature=self.temperature)
+                    if self.top_p is not None:
+                        gen["top_p"] = self.top_p
+                    torch.manual_seed(seed if seed is not None else 0)
+                else:
+                    gen.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+                with torch.no_grad():
+                    out = m.model.generate(**inputs, **gen)
+            except Exception as exc:  # an OOM or a generation bug: one failed call
+                raise BackendError(f"{self.name}: generation failed: {exc}") from exc
+        new = out[:, inputs["input_ids"].shape[1] :]
+        return m.tokenizer.batch_decode(new, skip_special_tokens=True)

@@ -1,0 +1,345 @@
+"""OpenAI-compatible chat completions over HTTP (vLLM, SGLang, llama.cpp, commercial APIs).
+
+- ``base_url`` ends with the API root (``http://127.0.0.1:8000/v1``); requests go to
+  ``{base_url}/chat/completions``. The API key comes from an environment variable (default
+  ``OPENAI_API_KEY``); without it no ``Authorization`` header is sent (local servers).
+- Retries with exponential backoff and jitter on 429, 5xx, timeouts and connection errors,
+  honouring ``Retry-After`` (seconds or an HTTP date).
+- Concurrency is bounded by one limiter per base URL shared by every backend in the process
+  (so many episodes running in threads never exceed ``max_concurrency`` requests in flight).
+  A 429 pauses the whole limiter for the wait it asks for and halves the limiter's effective
+  concurrency, which grows back by one for every few successes.
+- An optional on-disk ``ResponseCache`` keyed by everything that determines the reply.
+- 401/403/404 are configuration errors (bad key, wrong model or URL) and raise
+  ``ConfigError``; every other failure raises ``BackendError``/``BackendTimeout`` for the
+  policy to count and survive.
+"""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import io
+import os
+import random
+import threading
+import time
+import wave
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from agents.llm.backends.base import BackendError, BackendTimeout, Message, require
+from agents.llm.cache import ResponseCache, audio_digest, cache_key
+from hear2act_env.errors import ConfigError
+
+__all__ = ["OpenAIChatBackend", "limiter_for"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class _Limiter:
+    """A shared in-flight bound with a pause (after 429s) and an adaptive capacity."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = max(1, int(capacity))
+        self.effective = float(self.capacity)
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.pause_until = 0.0
+        self._successes = 0
+        self._cond = threading.Condition()
+
+    def acquire(self) -> None:
+        with self._cond:
+            while True:
+                wait = self.pause_until - time.monotonic()
+                if wait <= 0 and self.in_flight < max(1, int(self.effective)):
+                    self.in_flight += 1
+                    self.max_in_flight = max(self.max_in_flight, self.in_flight)
+                    return
+                self._cond.wait(wait if wait > 0 else 1.0)
+
+    def release(self) -> None:
+        with self._cond:
+            self.in_flight -= 1
+            self._cond.notify_all()
+
+    def rate_limited(self, pause_s: float) -> None:
+        with self._cond:
+            self.pause_until = max(self.pause_until, time.monotonic() + pause_s)
+            self.effective = max(1.0, self.effective / 2)
+            self._successes = 0
+
+    def succeeded(self) -> None:
+        with self._cond:
+            if self.effective < self.capacity:
+                self._successes += 1
+                if self._successes >= 4:
+                    self.effective = min(float(self.capacity), self.effective + 1)
+                    self._successes = 0
+                    self._cond.notify_all()
+
+
+_LIMITERS: dict[str, _Limiter] = {}
+_LIMITERS_LOCK = threading.Lock()
+
+
+def limiter_for(base_url: str, max_concurrency: int) -> _Limiter:
+    """The process-wide limiter of ``base_url`` (its capacity set by the latest caller)."""
+    with _LIMITERS_LOCK:
+        lim = _LIMITERS.get(base_url)
+        if lim is None:
+            lim = _LIMITERS[base_url] = _Limiter(max_concurrency)
+        elif lim.capacity != max_concurrency:
+            with lim._cond:
+                lim.capacity = max(1, int(max_concurrency))
+                lim.effective = min(lim.effective, float(lim.capacity))
+                lim._cond.notify_all()
+        return lim
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def wav_base64(audio: np.ndarray, sample_rate: int = 16_000) -> str:
+    """Base64 of a 16-bit PCM mono WAV file of ``audio`` (float in [-1, 1])."""
+    pcm = (np.clip(np.asarray(audio, dtype=np.float32), -1.0, 1.0) * 32767.0).astype("<i2")
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(sample_rate)
+        w.writeframes(pcm.tobytes())
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # some servers return content parts
+        return "".join(
+            part.get("text", "") if isinstance(part, dict) else str(part) for part in content
+        )
+    raise BackendError(f"unexpected message content of type {type(content).__name__}")
+
+
+class OpenAIChatBackend:
+    """Chat completions from an OpenAI-compatible server (see the module docstring)."""
+
+    kind = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 120.0,
+        max_retries: int = 5,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        max_retry_after: float = 120.0,
+        max_concurrency: int = 8,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        top_p: float | None = None,
+        send_seed: bool = True,
+        send_audio: bool = False,
+        extra_body: dict[str, Any] | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        if not model:
+            raise ConfigError("openai backend: the model name is empty")
+        if timeout <= 0 or max_retries < 0 or max_concurrency < 1 or max_tokens < 1:
+            raise ConfigError(
+                "openai backend: timeout must be > 0, max_retries >= 0, max_concurrency >= 1 "
+                "and max_tokens >= 1"
+            )
+        self._httpx = require("httpx")
+        self.model = model
+        base = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        if not base.startswith(("http://", "https://")):
+            raise ConfigError(f"openai backend: base_url {base!r} must start with http(s)://")
+        self.base_url = base.rstrip("/")
+        self.url = f"{self.base_url}/chat/completions"
+        self.api_key_env = api_key_env
+        self.timeout = float(timeout)
+        self.max_retries = int(max_retries)
+        self.backoff_base = float(backoff_base)
+        self.backoff_max = float(backoff_max)
+        self.max_retry_after = float(max_retry_after)
+        self.temperature = float(temperature)
+        self.max_tokens = int(max_tokens)
+        self.top_p = top_p
+        self.send_seed = bool(send_seed)
+        self.supports_audio = bool(send_audio)
+        self.extra_body = dict(extra_body or {})
+        self.name = f"openai:{model}"
+        self.limiter = limiter_for(self.base_url, max_concurrency)
+        self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
+        self._rng = random.Random()
+        self._client = self._httpx.Client(
+            timeout=self._httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
+            limits=self._httpx.Limits(max_connections=max(2 * max_concurrency, 4)),
+        )
+
+    # -- public ------------------------------------------------------------------------
+    def settings(self) -> dict[str, Any]:
+        """The generation settings that determine replies (part of the cache key)."""
+        return {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "top_p": self.top_p,
+            "send_seed": self.send_seed,
+            "extra_body": self.extra_body,
+        }
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        audio: np.ndarray | None = None,
+        seed: int | None = None,
+        run: int = 0,
+    ) -> str:
+        audio = audio if self.supports_audio else None
+        material = {
+            "backend": self.kind,
+            "model": self.model,
+            "base_url": self.base_url,
+            "messages": list(messages),
+            "settings": self.settings(),
+            "audio": audio_digest(audio),
+            "seed": seed,
+            "run": run,
+        }
+        key = cache_key(material)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                return hit
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": self._wire_messages(messages, audio),
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        if self.top_p is not None:
+            payload["top_p"] = self.top_p
+        if self.send_seed and seed is not None:
+            payload["seed"] = (int(seed) * 1_000_003 + int(run)) % 2**31
+        payload.update(self.extra_body)
+        reply = self._post(payload)
+        if reply and self.cache is not None:
+            self.cache.put(key, reply, material)
+        return reply
+
+    def close(self) -> None:
+        self._client.close()
+
+    # -- internals ---------------------------------------------------------------------
+    def _wire_messages(self, messages: Sequence[Message], audio: np.ndarray | None) -> list:
+        out = [dict(m) for m in messages]
+        if audio is None:
+            return out
+        for m in out:
+            if m.get("role") == "user":
+                m["content"] = [
+                    {
+                        "type": "input_audio",
+                        "input_audio": {"data": wav_base64(audio), "format": "wav"},
+                    },
+                    {"type": "text", "text": str(m["content"])},
+                ]
+                break
+        return out
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def _backoff(self, attempt: int) -> float:
+        delay = self.backoff_base * (2**attempt) * (1.0 + 0.25 * self._rng.random())
+        return min(delay, self.backoff_max)
+
+    def _post(self, payload: dict[str, Any]) -> str:
+        httpx = self._httpx
+        last: BackendError | None = None
+        for attempt in range(self.max_retries + 1):
+            delay: float | None = None
+            self.limiter.acquire()
+            try:
+                try:
+                    resp = self._client.post(self.url, json=payload, headers=self._headers())
+                except httpx.TimeoutException as exc:
+                    last = BackendTimeout(
+                        f"{self.name}: no reply within {self.timeout:g} s ({exc!r})"
+                    )
+                    resp = None
+                except httpx.TransportError as exc:
+                    last = BackendError(f"{self.name}: connection to {self.url} failed ({exc!r})")
+                    resp = None
+            finally:
+                self.limiter.release()
+            if resp is not None:
+                status = resp.status_code
+                if status == 200:
+                    self.limiter.succeeded()
+                    return self._reply_text(resp)
+                detail = resp.text[:300]
+                if status in (401, 403):
+                    raise ConfigError(
+                        f"{self.name}: the server refused the credentials (HTTP {status}); set "
+                        f"the API key in the environment variable {self.api_key_env!r}: {detail}"
+                    )
+                if status == 404:
+                    raise ConfigError(
+                        f"{self.name}: {self.url} or model {self.model!r} not found (HTTP 404): "
+                        f"{detail}"
+                    )
+                if status != 429 and status < 500:
+                    raise BackendError(f"{self.name}: HTTP {status}: {detail}")
+                last = BackendError(
+                    f"{self.name}: HTTP {status} after {attempt + 1} tries: {detail}"
+                )
+                after = _retry_after(resp.headers.get("retry-after"))
+                if after is not None:
+                    delay = min(after, self.max_retry_after)
+                if status == 429:
+                    pause = delay if delay is not None else self._backoff(attempt)
+                    self.limiter.rate_limited(pause)
+            if attempt < self.max_retries:
+                time.sleep(delay if delay is not None else self._backoff(attempt))
+        assert last is not None
+        raise last
+
+    def _reply_text(self, resp: Any) -> str:
+        try:
+            data = resp.json()
+        except ValueError as exc:
+            raise BackendError(f"{self.name}: the reply is not JSON: {resp.text[:200]!r}") from exc
+        try:
+            message = data["choices"][0]["message"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise BackendError(f"{self.name}: malformed reply: {str(data)[:200]}") from exc
+        if not isinstance(message, dict):
+            raise BackendError(f"{self.name}: malformed reply: {str(data)[:200]}")
+        return _content_text(message.get("content")).strip()

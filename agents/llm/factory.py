@@ -1,0 +1,124 @@
+"""``make_llm_agent``: an LLM policy from a spec string.
+
+Specs: ``openai:MODEL`` (an OpenAI-compatible server), ``hf:PATH`` (a local transformers chat
+model), ``qwen2-audio:PATH`` and ``qwen2.5-omni:PATH`` (audio LLMs). Settings not listed in a
+backend's keywords (or the policy's) raise ``ConfigError``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any
+
+from hear2act_env.errors import ConfigError
+from hear2act_env.policy import Policy
+
+__all__ = ["SPEC_PREFIXES", "make_llm_agent", "split_spec"]
+
+SPEC_PREFIXES: tuple[str, ...] = ("openai", "hf", "qwen2-audio", "qwen2.5-omni")
+
+#: Settings that configure the policy rather than the backend.
+POLICY_SETTINGS = ("name", "run", "topic_matcher", "topic_threshold", "use_audio", "keep_log")
+
+
+def split_spec(spec: str) -> tuple[str, str]:
+    """``"prefix:rest"`` -> (prefix, rest); unknown prefixes raise ``ConfigError``."""
+    if not isinstance(spec, str):
+        raise ConfigError(f"agent spec: expected a string, got {spec!r}")
+    prefix, sep, rest = spec.partition(":")
+    if not sep or prefix not in SPEC_PREFIXES:
+        raise ConfigError(
+            f"agent spec: unknown {spec!r}; known prefixes: "
+            + ", ".join(f"'{p}:'" for p in SPEC_PREFIXES)
+        )
+    if not rest:
+        raise ConfigError(f"agent spec {spec!r}: nothing after '{prefix}:'")
+    return prefix, rest
+
+
+def _backend_class(prefix: str) -> type:
+    if prefix == "openai":
+        from agents.llm.backends.openai_http import OpenAIChatBackend
+
+        return OpenAIChatBackend
+    if prefix == "hf":
+        from agents.llm.backends.hf_chat import TransformersChatBackend
+
+        return TransformersChatBackend
+    from agents.llm.backends.audio import Qwen2AudioBackend, Qwen25OmniBackend
+
+    return Qwen2AudioBackend if prefix == "qwen2-audio" else Qwen25OmniBackend
+
+
+def make_llm_agent(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    perceiver: Any = None,
+    allow_clarify: bool = True,
+    cache_dir: str | os.PathLike[str] | None = None,
+    **settings: Any,
+) -> Policy:
+    """Build an ``LLMPolicy`` for ``spec``.
+
+    - ``base_url``: the API root for ``openai:`` specs (default ``$OPENAI_BASE_URL`` or the
+      OpenAI API); an error for the others.
+    - ``perceiver``: None; a perceiver object; ``"self"`` (audio specs: two-stage T+S-hat with
+      the same model as first stage); ``"affect:PATH"`` or ``"prosody:PATH"``
+      (``agents.perceivers.make_perceiver``).
+    - ``allow_clarify``: False for spoken assistants (match the env's).
+    - ``cache_dir``: on-disk response cache folder (None: no cache).
+    - ``settings``: backend keywords (``temperature``, ``max_tokens``/``max_new_tokens``,
+      ``timeout``, ``max_retries``, ``max_concurrency``, ``api_key_env``, ``device``,
+      ``dtype``, ...) and policy ones (``name``, ``run``, ``topic_matcher``,
+      ``topic_threshold``, ``use_audio``).
+    """
+    from agents.llm.parsing import KeywordTopicMatcher, MiniLMTopicMatcher, default_topic_matcher
+    from agents.llm.policy import LLMPolicy
+    from agents.perceivers import make_perceiver
+
+    prefix, rest = split_spec(spec)
+    cls = _backend_class(prefix)
+    accepted = set(inspect.signature(cls.__init__).parameters) - {"self", "model", "path"}
+    policy_kw = {k: settings.pop(k) for k in POLICY_SETTINGS if k in settings}
+    unknown = sorted(set(settings) - accepted)
+    if unknown:
+        raise ConfigError(
+            f"{spec}: unknown settings {unknown}; this backend accepts {sorted(accepted)} and "
+            f"the policy {sorted(POLICY_SETTINGS)}"
+        )
+    if prefix == "openai":
+        backend = cls(rest, base_url=base_url, cache_dir=cache_dir, **settings)
+    else:
+        if base_url is not None:
+            raise ConfigError(f"{spec}: base_url applies to 'openai:' specs only")
+        backend = cls(rest, cache_dir=cache_dir, **settings)
+    if perceiver is not None:
+        perceiver = make_perceiver(perceiver, backend=backend, device=settings.get("device"))
+    matcher = policy_kw.pop("topic_matcher", None)
+    threshold = policy_kw.pop("topic_threshold", None)
+    if isinstance(matcher, str):
+        if matcher not in ("minilm", "keyword"):
+            raise ConfigError(f"topic_matcher: got {matcher!r}, expected 'minilm' or 'keyword'")
+        if matcher == "minilm":
+            matcher = (
+                MiniLMTopicMatcher(threshold) if threshold is not None else MiniLMTopicMatcher()
+            )
+        else:
+            matcher = (
+                KeywordTopicMatcher(threshold) if threshold is not None else KeywordTopicMatcher()
+            )
+    elif matcher is None and threshold is not None:
+        matcher = default_topic_matcher().__class__(threshold)
+    name = policy_kw.pop("name", None)
+    if name is None:
+        name = spec if perceiver is None else f"{spec}+{getattr(perceiver, 'name', 'perceiver')}"
+    return LLMPolicy(
+        backend,
+        name=name,
+        allow_clarify=allow_clarify,
+        perceiver=perceiver,
+        topic_matcher=matcher,
+        **policy_kw,
+    )

@@ -1,0 +1,73 @@
+"""``hear2act eval`` end to end against the local OpenAI-compatible server."""
+
+import json
+
+from hear2act_env.cli import main
+from hear2act_env.evaluation.runner import load_records
+from hear2act_env.scenarios.bank import load_bank
+
+IDS = [s.id for s in load_bank() if s.split == "test"][:3]
+
+
+def test_eval_http_agent_and_baseline(server, tmp_path, capsys):
+    out = tmp_path / "ev"
+    args = [
+        "eval",
+        "--agent",
+        "openai:scripted",
+        "--agent",
+        "state-aware",
+        "--base-url",
+        server,
+        "--scenarios",
+        *IDS,
+        "--out",
+        str(out),
+        "--no-plots",
+        "--workers",
+        "3",
+        "--response-cache",
+        str(tmp_path / "cache"),
+        "--setting",
+        "temperature=0",
+    ]
+    assert main(args) == 0
+    records = load_records(out / "results.jsonl")
+    assert len(records) == 2 * 2 * 2 * 3  # agents x realizations x (T, T+S) x scenarios
+    llm = [r for r in records if r.key.agent == "openai:scripted"]
+    assert all(r.error is None and r.agent_stats["calls"] > 0 for r in llm)
+    manifest = json.loads((out / "results.manifest.json").read_text())
+    assert manifest["config"]["agent_options"]["base_url"] == server
+    assert "openai:scripted" in capsys.readouterr().out
+    # a rerun resumes: nothing is recomputed, nothing duplicated
+    assert main(args) == 0
+    assert len(load_records(out / "results.jsonl")) == len(records)
+
+
+def test_eval_failing_server_is_recorded_not_fatal(server, tmp_path, capsys):
+    out = tmp_path / "ev"
+    assert (
+        main(
+            [
+                "eval",
+                "--agent",
+                "openai:down",
+                "--base-url",
+                server,
+                "--scenarios",
+                IDS[0],
+                "--access",
+                "T",
+                "--realizations",
+                "prosody",
+                "--out",
+                str(out),
+                "--no-plots",
+                "--setting",
+                "max_retries=0",
+            ]
+        )
+        == 0
+    )
+    (record,) = load_records(out / "results.jsonl")
+    assert record.error is None and record.agent_stats["api_errors"] > 0 and record.truncated
