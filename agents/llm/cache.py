@@ -13,11 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from hear2act_env.atomic import atomic_write
 
 __all__ = ["ResponseCache", "audio_digest", "cache_key"]
 
@@ -64,20 +65,7 @@ class ResponseCache:
 
     def put(self, key: str, reply: str, material: dict[str, Any] | None = None) -> None:
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
         entry = {"key": key, "reply": reply}
         if material is not None:
             entry["model"] = material.get("model")
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(entry, fh, ensure_ascii=False)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        atomic_write(path, json.dumps(entry, ensure_ascii=False).encode("utf-8"), fsync=True)

@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from hear2act_env.atomic import atomic_write
 from hear2act_env.errors import Hear2ActError, ScenarioError
 from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.protocol.validator import problems
@@ -42,9 +43,8 @@ def write_bank(scenarios: Sequence[Scenario], folder: Path = DATA) -> str:
     """Write ``bank.jsonl`` and ``bank.sha256`` into ``folder``; return the checksum."""
     data = dumps_bank(scenarios)
     digest = hashlib.sha256(data).hexdigest()
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / BANK_PATH.name).write_bytes(data)
-    (folder / CHECKSUM_PATH.name).write_text(digest + "\n", encoding="ascii")
+    atomic_write(folder / BANK_PATH.name, data)
+    atomic_write(folder / CHECKSUM_PATH.name, (digest + "\n").encode("ascii"))
     return digest
 
 

@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import struct
-import tempfile
 import threading
 import zlib
 from collections import OrderedDict
@@ -26,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hear2act_env.atomic import atomic_write
 from hear2act_env.errors import ConfigError
 from hear2act_env.speech.utterance import Renderer, Utterance
 
@@ -178,19 +178,7 @@ class AudioCache:
             int(sample_rate),
             zlib.crc32(payload),
         )
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(header)
-                f.write(payload)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        atomic_write(path, header + payload)
 
 
 class CachedRenderer:

@@ -14,10 +14,15 @@ replaces them by numeric keys that stable-baselines3 can take:
 
 Features are computed only from the waveform in the observation, never from the env's state or
 delivery label, and are cached per utterance (keyed by a hash of the samples), so a waveform seen
-again (the terminal observation, a policy adapter reading the same observation as the wrapper,
-repeated evaluation seeds) is never analysed twice. With ``drop_text=True`` (default) the Text
-keys are removed as well, so ``ProsodyFeatures(StructuredObservation(env, keep_text=True))`` is
-a numeric ``Dict`` ready for ``MultiInputPolicy``.
+again is never analysed twice. Utterances repeat a lot: each user turn draws one of
+``protocol.realizer.N_VARIATIONS`` voice variations, and the acceptance lines are shared by every
+scenario with the same voice, so during training most turns are cache hits (the terminal
+observation, a policy adapter reading the same observation as the wrapper, and repeated
+evaluation seeds are hits too); 65,536 entries take about 10 MB.
+
+With ``drop_text=True`` (default) the Text keys are removed as well, so
+``ProsodyFeatures(StructuredObservation(env, keep_text=True))`` is a numeric ``Dict`` ready for
+``MultiInputPolicy``.
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ class ProsodyTracker:
     Used by ``ProsodyFeatures`` and by policy adapters that read the runner's raw observations.
     """
 
-    def __init__(self, cache_size: int = 4096) -> None:
+    def __init__(self, cache_size: int = 65536) -> None:
         if cache_size < 0:
             raise ConfigError(f"cache_size: got {cache_size}, expected >= 0")
         self.cache_size = int(cache_size)
@@ -109,7 +114,7 @@ class ProsodyFeatures(gym.Wrapper):
         reference: bool = True,
         drop_text: bool = True,
         keep_audio: bool = False,
-        cache_size: int = 4096,
+        cache_size: int = 65536,
     ) -> None:
         super().__init__(env)
         base = env.observation_space
