@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from hear2act_env.evaluation.rollout import Rollout
@@ -37,7 +37,7 @@ class EpisodeKey:
 
     def id(self) -> str:
         """A compact unique string for resuming."""
-        return "|".join(str(v) for v in asdict(self).values())
+        return f"{self.agent}|{self.realization}|{self.access}|{self.fidelity}|{self.scenario}|{self.run}"
 
 
 @dataclass
@@ -65,7 +65,9 @@ class EpisodeRecord:
 
     def to_json(self) -> str:
         """One JSON line (sorted keys: byte-identical for identical records)."""
-        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+        data = dict(vars(self))
+        data["key"] = dict(vars(self.key))
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, line: str) -> EpisodeRecord:

@@ -110,14 +110,13 @@ _LOCAL = threading.local()  # envs are reused per worker thread, never shared be
 
 
 def _make_env(config: GridConfig, realization: str, access: str, fidelity: str) -> gym.Env:
-    cache_key = (
-        realization,
-        access,
-        fidelity,
-        json.dumps(config.env_kwargs, sort_keys=True),
-        config.scenario_file,
-        config.split,
-    )
+    cache_key = (id(config), realization, access, fidelity)
+    configs: dict[int, GridConfig] = _LOCAL.__dict__.setdefault("configs", {})
+    if configs.get(id(config)) is not config:  # a new config object: drop envs of an old one
+        configs.clear()
+        configs[id(config)] = config
+        _LOCAL.__dict__["envs"] = {}
+        _LOCAL.__dict__["wrapped"] = {}
     envs: dict[tuple, gym.Env] = _LOCAL.__dict__.setdefault("envs", {})
     env = envs.get(cache_key)
     if env is None:
@@ -137,11 +136,22 @@ def _make_env(config: GridConfig, realization: str, access: str, fidelity: str) 
     return env
 
 
+def _wrapped_env(config: GridConfig, key: EpisodeKey, policy: Policy) -> gym.Env:
+    """The condition's env wrapped for the policy's observation kind (reused per thread)."""
+    base = _make_env(config, key.realization, key.access, key.fidelity)
+    wrapped: dict[tuple[int, str], gym.Env] = _LOCAL.__dict__.setdefault("wrapped", {})
+    cache_key = (id(base), policy.observation_kind)
+    env = wrapped.get(cache_key)
+    if env is None:
+        env = wrapped[cache_key] = wrap_for(base, policy)
+    return env
+
+
 def run_episode(key: EpisodeKey, config: GridConfig, factory: PolicyFactory) -> EpisodeRecord:
     """Play one episode; any exception becomes the record's ``error``."""
     try:
         policy = factory(key.agent)
-        env = wrap_for(_make_env(config, key.realization, key.access, key.fidelity), policy)
+        env = _wrapped_env(config, key, policy)
         rollout = play(env, policy, seed=key.seed, scenario=key.scenario)
         stats = policy.stats() if hasattr(policy, "stats") else {}
         return record_from_rollout(key, rollout, policy.observation_kind == "privileged", stats)

@@ -57,11 +57,11 @@ class StructuredObservation(gym.ObservationWrapper):
         values = view.values
         fit = np.zeros((N_OPTIONS, N_CONSTRAINTS), np.float32)
         pos, sat = view.requirement
-        fit[:, 0] = np.where(np.isin(values[:, pos], list(sat)), 1.0, -1.0)
+        fit[:, 0] = _signs(values[:, pos], sat)
         revealed = np.zeros(3, np.int8)
         for level, (p, s) in view.known_needs.items():
             k = int(level[1])
-            fit[:, k] = np.where(np.isin(values[:, p], list(s)), 1.0, -1.0)
+            fit[:, k] = _signs(values[:, p], s)
             revealed[k - 1] = 1
         fav_pos, sign = view.favored
         col = values[:, fav_pos].astype(np.float32)
@@ -83,3 +83,8 @@ class StructuredObservation(gym.ObservationWrapper):
         if self.keep_text:
             out.update({k: v for k, v in observation.items() if k not in out})
         return out
+
+
+def _signs(column: np.ndarray, satisfied: frozenset[int]) -> np.ndarray:
+    """+1 where the level is in ``satisfied``, -1 elsewhere."""
+    return np.array([1.0 if v in satisfied else -1.0 for v in column.tolist()], np.float32)
