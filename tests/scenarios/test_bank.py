@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -85,3 +86,22 @@ def test_invalid_json_and_duplicates(tmp_path, flights_scenarios):
     dup.write_text("\n".join(json.dumps(flights_scenarios[0].to_dict()) for _ in range(2)))
     with pytest.raises(ScenarioError, match="duplicated scenario ids"):
         Hear2ActEnv(scenarios=dup)
+
+
+SHARED_SGD = Path(__file__).resolve().parents[3] / "shared" / "sgd"
+
+
+@pytest.mark.skipif(not SHARED_SGD.is_dir(), reason="the SGD schemas are not beside the checkout")
+def test_packaged_sgd_index_matches_the_shared_schemas():
+    from hear2act_env.scenarios.quality import sgd_index
+
+    services = {}
+    for part in ("train", "dev", "test"):
+        for s in json.loads((SHARED_SGD / f"schema_{part}.json").read_text()):
+            services.setdefault(s["service_name"], set()).update(slot["name"] for slot in s["slots"])
+    index = sgd_index()
+    assert set(index) == set(services)
+    for name, entry in index.items():
+        assert set(entry["slots"]) == services[name]
+    cited = {svc for s in bank.load_bank() for svc in s.sgd_services}
+    assert cited <= set(services) and len(cited) >= 40
