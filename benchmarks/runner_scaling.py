@@ -49,9 +49,10 @@ def main() -> None:
     parser.add_argument("--scenarios", type=int, default=480)
     parser.add_argument("--no-ray", action="store_true")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=1, help="runs per scenario (a bigger grid)")
     args = parser.parse_args()
     ids = tuple(s.id for s in load_bank()[: args.scenarios])
-    config = GridConfig(agents=(args.agent,), scenarios=ids)
+    config = GridConfig(agents=(args.agent,), scenarios=ids, runs=args.runs)
     n = len(config.keys())
     bare(config)  # warm caches (bank, envs)
     # alternate the two measurements and keep the best of each: robust to a busy machine
@@ -65,7 +66,9 @@ def main() -> None:
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
         rows.append(("ray x2", timed_grid(config, "ray", 2)))
         ray.shutdown()
-    print(f"{n} episodes ({args.agent}, 2 realizations x T, T+S x {len(ids)} scenarios)")
+    print(
+        f"{n} episodes ({args.agent}, 2 realizations x T, T+S x {len(ids)} scenarios x {args.runs} runs)"
+    )
     print(f"{'backend':<14}{'seconds':>10}{'episodes/s':>12}")
     for name, t in rows:
         print(f"{name:<14}{t:>10.2f}{n / t:>12.0f}")

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from hear2act_env.evaluation.rollout import Rollout
 
 ACT_NAMES = ("ask", "clarify", "recommend", "confirm")
+
+
+@functools.lru_cache(maxsize=65536)
+def _seed(scenario: str, realization: str, run: int) -> int:
+    digest = hashlib.sha256(f"{scenario}|{realization}|{run}".encode()).digest()
+    return int.from_bytes(digest[:4], "little")
 
 
 @dataclass(frozen=True, order=True)
@@ -27,8 +34,7 @@ class EpisodeKey:
     def seed(self) -> int:
         """The env seed: the same for every agent and condition of a (scenario, realization, run),
         so paired rollouts share their opening."""
-        digest = hashlib.sha256(f"{self.scenario}|{self.realization}|{self.run}".encode()).digest()
-        return int.from_bytes(digest[:4], "little")
+        return _seed(self.scenario, self.realization, self.run)
 
     @property
     def condition(self) -> str:
@@ -64,10 +70,11 @@ class EpisodeRecord:
     error: str | None = None
 
     def to_json(self) -> str:
-        """One JSON line (sorted keys: byte-identical for identical records)."""
-        data = dict(vars(self))
-        data["key"] = dict(vars(self.key))
-        return json.dumps(data, sort_keys=True, separators=(",", ":"))
+        """One JSON line (fields in sorted order: byte-identical for identical records)."""
+        data = {name: getattr(self, name) for name in _RECORD_FIELDS}
+        key = self.key
+        data["key"] = {name: getattr(key, name) for name in _KEY_FIELDS}
+        return _ENCODER.encode(data)
 
     @classmethod
     def from_json(cls, line: str) -> EpisodeRecord:
@@ -75,6 +82,11 @@ class EpisodeRecord:
         data = json.loads(line)
         data["key"] = EpisodeKey(**data["key"])
         return cls(**data)
+
+
+_RECORD_FIELDS = tuple(sorted(f.name for f in fields(EpisodeRecord)))
+_KEY_FIELDS = tuple(sorted(f.name for f in fields(EpisodeKey)))
+_ENCODER = json.JSONEncoder(separators=(",", ":"), sort_keys=True)
 
 
 def record_from_rollout(

@@ -159,9 +159,11 @@ def run_episode(key: EpisodeKey, config: GridConfig, factory: PolicyFactory) -> 
         return EpisodeRecord(key=key, seed=key.seed, error=f"{type(exc).__name__}: {exc}")
 
 
-def run_chunk(keys: Sequence[EpisodeKey], config: GridConfig, factory: PolicyFactory) -> list[str]:
-    """Run several episodes; return their JSON lines (what crosses process boundaries)."""
-    return [run_episode(k, config, factory).to_json() for k in keys]
+def run_chunk(
+    keys: Sequence[EpisodeKey], config: GridConfig, factory: PolicyFactory
+) -> list[EpisodeRecord]:
+    """Run several episodes (what a worker does)."""
+    return [run_episode(k, config, factory) for k in keys]
 
 
 # -- driver ---------------------------------------------------------------------------------
@@ -200,8 +202,8 @@ def load_records(path: str | Path) -> list[EpisodeRecord]:
     return out
 
 
-def _prepare_output(path: Path, config: GridConfig) -> set[str]:
-    """Check or write the manifest; drop a torn last line; return the finished key ids."""
+def _prepare_output(path: Path, config: GridConfig) -> list[EpisodeRecord]:
+    """Check or write the manifest; drop a torn last line; return the finished records."""
     path.parent.mkdir(parents=True, exist_ok=True)
     man_path = path.with_suffix(".manifest.json")
     current = manifest(config)
@@ -218,7 +220,7 @@ def _prepare_output(path: Path, config: GridConfig) -> set[str]:
         if data and not data.endswith(b"\n"):
             with path.open("r+b") as fh:
                 fh.truncate(data.rfind(b"\n") + 1)
-    return {r.key.id() for r in load_records(path)}
+    return load_records(path)
 
 
 def _chunks(keys: Sequence[EpisodeKey], size: int) -> Iterator[list[EpisodeKey]]:
@@ -233,7 +235,7 @@ def _results(
     factory: PolicyFactory,
     workers: int,
     chunk: int,
-) -> Iterable[list[str]]:
+) -> Iterable[list[EpisodeRecord]]:
     chunks = list(_chunks(todo, 1 if backend == "serial" else chunk))
     if backend == "serial" or not chunks:
         for c in chunks:
@@ -257,13 +259,13 @@ def _results(
         raise ConfigError(f"backend: got {backend!r}, expected one of {list(BACKENDS)}")
 
 
-def _run_chunk_args(args: tuple) -> list[str]:
+def _run_chunk_args(args: tuple) -> list[EpisodeRecord]:
     return run_chunk(*args)
 
 
 def _ray_results(
     chunks: list[list[EpisodeKey]], config: GridConfig, factory: PolicyFactory, workers: int
-) -> Iterable[list[str]]:
+) -> Iterable[list[EpisodeRecord]]:
     try:
         import ray
     except ImportError:
@@ -322,16 +324,17 @@ def run_grid(
     if workers < 1:
         raise ConfigError(f"workers: got {workers}, expected >= 1")
     path = Path(output)
-    finished = _prepare_output(path, config)
+    records = _prepare_output(path, config)
+    finished = {r.key.id() for r in records}
     keys = config.keys()
     todo = [k for k in keys if k.id() not in finished]
     bar = _Progress(len(keys), len(keys) - len(todo), progress)
     with path.open("a", encoding="utf-8") as fh:
-        for lines in _results(backend, todo, config, factory, workers, chunk):
-            for line in lines:
-                fh.write(line + "\n")
+        for batch in _results(backend, todo, config, factory, workers, chunk):
+            fh.write("".join(r.to_json() + "\n" for r in batch))
             fh.flush()
-            bar.update(len(lines))
+            records.extend(batch)
+            bar.update(len(batch))
         os.fsync(fh.fileno())
     bar.close()
-    return load_records(path)
+    return records
