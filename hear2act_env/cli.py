@@ -388,6 +388,13 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_report)
 
 
+def _add_rl(sub: argparse._SubParsersAction) -> None:
+    """``train`` and ``rl-eval`` come from ``agents.rl`` (their heavy imports stay lazy)."""
+    from agents.rl.cli import add_rl_parsers
+
+    add_rl_parsers(sub)
+
+
 COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     _add_demo,
     _add_render,
@@ -396,6 +403,7 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     _add_benchmark,
     _add_eval,
     _add_report,
+    _add_rl,
 )
 
 

@@ -1,0 +1,511 @@
+"""The RL experiment of docs/rl.md: what is the voice worth, as a function of the turn cost?
+
+Three steps, each resumable (finished runs and episodes are skipped):
+
+    python -m agents.rl.experiment train  --root runs/rl/sweep --scenarios runs/bank/bank.jsonl
+    python -m agents.rl.experiment eval   --root runs/rl/sweep --runs 5
+    python -m agents.rl.experiment report --root runs/rl/sweep --img docs/img
+
+``train`` trains one MaskablePPO agent per (realization, access, turn cost) in subprocesses
+(``--jobs`` at a time), logging to ``<run>/train.log``. ``eval`` plays every finished run on the
+test split through the evaluation runner at its own turn cost (``--runs`` episodes per
+scenario), plus the rule baselines prober (T) and state-aware (T+S) at the same costs.
+``report`` prints Markdown tables (Success, Accept, FullFit, mean return and mean actions with
+95% scenario-bootstrap CIs; paired differences between access conditions on matched episodes)
+and draws the return-against-turn-cost and learning-curve plots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hear2act_env.evaluation import metrics as M
+from hear2act_env.evaluation.records import EpisodeRecord
+from hear2act_env.evaluation.runner import load_records
+from hear2act_env.evaluation.stats import Estimate, bootstrap, paired_difference
+
+COSTS = (0.0, 0.02, 0.05, 0.1, 0.2)
+ACCESSES = ("T", "A+T", "T+S")
+REALIZATIONS = ("prosody", "explicit")
+BASELINES = {"prober": "T", "state-aware": "T+S"}  # rule agent -> the condition it is shown in
+METRICS = (M.SUCCESS, M.ACCEPT, M.FULLFIT, M.RETURN, M.ACTIONS)
+PAIRS = (("T", "A+T"), ("T", "T+S"), ("A+T", "T+S"))
+
+
+def run_name(realization: str, access: str, cost: float, seed: int) -> str:
+    """The folder name of one run (as ``agents.rl.cli.default_run_name``)."""
+    return f"{realization}-{access}-c{cost:g}-s{seed}"
+
+
+# -- train ----------------------------------------------------------------------------------
+def train_sweep(
+    root: Path,
+    realizations: Sequence[str],
+    accesses: Sequence[str],
+    costs: Sequence[float],
+    timesteps: int,
+    audio_timesteps: int,
+    seed: int,
+    jobs: int,
+    scenarios: str | None,
+    extra: Sequence[str] = (),
+    audio_init: str | None = "T",
+    chain_above: float | None = 0.05,
+) -> None:
+    """Train every missing run, ``jobs`` processes at a time.
+
+    Warm starts (each waits for its source run):
+
+    - with ``audio_init`` (an access condition, default T), each run with audio starts from
+      that condition's run of the same realization, turn cost and seed;
+    - with ``chain_above`` (default 0.05), each text run whose turn cost is above it starts
+      from the same condition's run at the next lower cost of ``costs`` (a cost curriculum:
+      from scratch, PPO at high costs falls into the "confirm at once" local optimum).
+    """
+    todo: list[tuple[Path, list[str], Path | None]] = []
+    for access in sorted(accesses, key=lambda a: "A" in a):  # text runs first
+        for realization in realizations:
+            for cost in costs:
+                out = root / run_name(realization, access, cost, seed)
+                if (out / "model.zip").is_file():
+                    continue
+                steps = audio_timesteps if "A" in access else timesteps
+                cmd = [sys.executable, "-m", "agents.rl.cli", "train", "--access", access]
+                cmd += ["--realization", realization, "--turn-cost", f"{cost:g}"]
+                cmd += ["--timesteps", str(steps), "--seed", str(seed), "--out", str(out)]
+                if scenarios:
+                    cmd += ["--scenarios", scenarios]
+                needs = None
+                lower = [c for c in sorted(costs) if c < cost]
+                if "A" in access and audio_init:
+                    needs = root / run_name(realization, audio_init, cost, seed)
+                elif chain_above is not None and cost > chain_above and lower:
+                    needs = root / run_name(realization, access, lower[-1], seed)
+                if needs is not None:
+                    cmd += ["--init-from", str(needs)]
+                todo.append((out, [*cmd, *extra], needs))
+    running: list[tuple[Path, subprocess.Popen, Any]] = []
+    print(f"{len(todo)} runs to train, {jobs} at a time", flush=True)
+    while todo or running:
+        ready = [t for t in todo if t[2] is None or (t[2] / "model.zip").is_file()]
+        pending = {r[0] for r in running} | {t[0] for t in todo}
+        blocked = [
+            t
+            for t in todo
+            if t not in ready and t[2] not in pending and not (t[2] / "train.log").exists()
+        ]
+        for t in blocked:  # its source is not being trained (here or elsewhere): skip it
+            print(f"skip {t[0].name}: no run {t[2]}", flush=True)
+            todo.remove(t)
+        while ready and len(running) < jobs:
+            item = ready.pop(0)
+            todo.remove(item)
+            out, cmd, _ = item
+            out.mkdir(parents=True, exist_ok=True)
+            log = (out / "train.log").open("w", encoding="utf-8")
+            print(f"start {out.name} (pid ", end="", flush=True)
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+            print(f"{proc.pid})", flush=True)
+            running.append((out, proc, log))
+        time.sleep(5)
+        for item in list(running):
+            out, proc, log = item
+            if proc.poll() is not None:
+                log.close()
+                running.remove(item)
+                status = "done" if proc.returncode == 0 else f"FAILED ({proc.returncode})"
+                print(f"{status} {out.name}", flush=True)
+
+
+# -- evaluate -------------------------------------------------------------------------------
+def finished_runs(root: Path) -> list[Path]:
+    """Run folders with a saved model, sorted."""
+    return sorted(p.parent for p in root.glob("*/model.zip"))
+
+
+def evaluate_sweep(root: Path, runs: int, split: str = "test") -> list[EpisodeRecord]:
+    """Evaluate every finished run (and the baselines) into ``root/eval``."""
+    from agents.rl.cli import evaluate_models
+
+    models = [str(p) for p in finished_runs(root)]
+    return evaluate_models(
+        models, root / "eval", split=split, runs=runs, baselines=tuple(BASELINES), progress=True
+    )
+
+
+# -- report ---------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    """One agent in one (realization, turn cost)."""
+
+    realization: str
+    cost: float
+    agent: str  # "PPO(T)", "prober (T)", ...
+    access: str
+
+
+def _cost_of(record: EpisodeRecord, configs: dict[str, dict[str, Any]]) -> float:
+    run = configs.get(record.key.agent)
+    if run is not None:
+        return float(run["turn_cost"])
+    raise KeyError(record.key.agent)
+
+
+def load_sweep(root: Path) -> dict[Cell, list[EpisodeRecord]]:
+    """Every evaluation record of the sweep, by cell."""
+    configs: dict[str, dict[str, Any]] = {}
+    for run in finished_runs(root):
+        configs[f"ppo:{run}"] = json.loads((run / "config.json").read_text())["config"]
+    cells: dict[Cell, list[EpisodeRecord]] = defaultdict(list)
+    for path in sorted((root / "eval").glob("*.jsonl")):
+        manifest = json.loads(path.with_suffix(".manifest.json").read_text())
+        cost = float(manifest["config"]["env_kwargs"].get("turn_cost", 0.0))
+        for r in load_records(path):
+            if r.key.agent.startswith("ppo:"):
+                label = f"PPO({r.key.access})"
+            elif BASELINES.get(r.key.agent) == r.key.access:
+                label = f"{r.key.agent} ({r.key.access})"
+            else:
+                continue
+            cells[Cell(r.key.realization, cost, label, r.key.access)].append(r)
+    return dict(cells)
+
+
+def _anonymous(records: list[EpisodeRecord]) -> list[EpisodeRecord]:
+    """Records with the agent name dropped (so different agents pair by episode)."""
+    return [dataclasses.replace(r, key=dataclasses.replace(r.key, agent="-")) for r in records]
+
+
+def summarize(cells: dict[Cell, list[EpisodeRecord]]) -> dict[Cell, dict[str, Estimate]]:
+    """Bootstrap estimates of ``METRICS`` per cell."""
+    return {cell: {m.name: bootstrap(recs, m) for m in METRICS} for cell, recs in cells.items()}
+
+
+def differences(
+    cells: dict[Cell, list[EpisodeRecord]],
+) -> dict[tuple[str, float, str, str], dict[str, Estimate]]:
+    """Paired differences PPO(b) - PPO(a) for each pair in ``PAIRS``, per realization and cost."""
+    out = {}
+    by = {(c.realization, c.cost, c.agent): recs for c, recs in cells.items()}
+    for realization, cost in sorted({(c.realization, c.cost) for c in cells}):
+        for a, b in PAIRS:
+            ra, rb = (
+                by.get((realization, cost, f"PPO({a})")),
+                by.get((realization, cost, f"PPO({b})")),
+            )
+            if not ra or not rb:
+                continue
+            ra, rb = _anonymous(ra), _anonymous(rb)
+            out[(realization, cost, a, b)] = {
+                m.name: paired_difference(ra, rb, m) for m in (M.SUCCESS, M.RETURN, M.ACTIONS)
+            }
+    return out
+
+
+def _fmt(e: Estimate, digits: int) -> str:
+    if e.value != e.value:  # nan
+        return "-"
+    return f"{e.value:.{digits}f} [{e.low:.{digits}f}, {e.high:.{digits}f}]"
+
+
+def _order(cell: Cell) -> tuple:
+    agents = ["PPO(T)", "PPO(A+T)", "PPO(T+S)", "prober (T)", "state-aware (T+S)"]
+    rank = agents.index(cell.agent) if cell.agent in agents else len(agents)
+    return (REALIZATIONS.index(cell.realization), cell.cost, rank)
+
+
+def markdown(
+    summary: dict[Cell, dict[str, Estimate]],
+    diffs: dict[tuple[str, float, str, str], dict[str, Estimate]],
+    cells: dict[Cell, list[EpisodeRecord]],
+) -> str:
+    """The results tables of docs/rl.md."""
+    lines = [
+        "| realization | turn cost | agent | n | Success % | Accept % | FullFit % | mean return | mean actions |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for cell in sorted(summary, key=_order):
+        v = summary[cell]
+        lines.append(
+            f"| {cell.realization} | {cell.cost:g} | {cell.agent} | {len(cells[cell])} | "
+            f"{_fmt(v['success'], 1)} | {_fmt(v['accept'], 1)} | {_fmt(v['fullfit'], 1)} | "
+            f"{_fmt(v['mean_return'], 3)} | {_fmt(v['actions'], 2)} |"
+        )
+    lines += [
+        "",
+        "Paired differences (second minus first, same scenarios, seeds and runs; 95% CI):",
+        "",
+        "| realization | turn cost | difference | Success (pp) | mean return | mean actions |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for (realization, cost, a, b), v in sorted(
+        diffs.items(), key=lambda kv: (REALIZATIONS.index(kv[0][0]), kv[0][1], kv[0][2:])
+    ):
+        lines.append(
+            f"| {realization} | {cost:g} | PPO({b}) - PPO({a}) | {_fmt(v['success'], 1)} | "
+            f"{_fmt(v['mean_return'], 3)} | {_fmt(v['actions'], 2)} |"
+        )
+    return "\n".join(lines)
+
+
+def training_table(root: Path) -> str:
+    """Budget and wall time of every run."""
+    lines = [
+        "| run | algorithm | timesteps | envs | wall time (min) | steps/s | final greedy return (test, 100 ep.) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for run in finished_runs(root):
+        c = json.loads((run / "config.json").read_text())
+        fe = c.get("final_eval") or {}
+        lines.append(
+            f"| {run.name} | {c['algorithm']} | {c['timesteps_done']:,} | {c['n_envs']} ({c['vec']}) "
+            f"| {c['wall_s'] / 60:.1f} | {c['timesteps_done'] / c['wall_s']:.0f} | "
+            f"{fe.get('eval_return', float('nan')):+.3f} |"
+        )
+    return "\n".join(lines)
+
+
+def plot_return_vs_cost(summary: dict[Cell, dict[str, Estimate]], path: Path) -> Path:
+    """Mean return and mean actions against the turn cost (rows), per realization (columns)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    realizations = [r for r in REALIZATIONS if any(c.realization == r for c in summary)]
+    fig, axes = plt.subplots(
+        2, len(realizations), figsize=(6 * len(realizations), 7), squeeze=False, sharex=True
+    )
+    style = {
+        "PPO(T)": ("tab:blue", "-", "o"),
+        "PPO(A+T)": ("tab:green", "-", "s"),
+        "PPO(T+S)": ("tab:red", "-", "^"),
+        "prober (T)": ("tab:blue", ":", None),
+        "state-aware (T+S)": ("tab:red", ":", None),
+    }
+    for j, realization in enumerate(realizations):
+        for i, metric in enumerate(("mean_return", "actions")):
+            ax = axes[i][j]
+            for agent, (color, ls, marker) in style.items():
+                pts = sorted(
+                    (c.cost, v[metric])
+                    for c, v in summary.items()
+                    if c.realization == realization and c.agent == agent
+                )
+                if not pts:
+                    continue
+                xs = [p[0] for p in pts]
+                ys = [p[1].value for p in pts]
+                err = [[p[1].value - p[1].low for p in pts], [p[1].high - p[1].value for p in pts]]
+                ax.errorbar(
+                    xs, ys, yerr=err, color=color, ls=ls, marker=marker, capsize=3, label=agent
+                )
+            ax.set_title(f"{realization}: {'mean return' if i == 0 else 'mean actions'}")
+            ax.set_xlabel("turn cost")
+            ax.grid(alpha=0.3)
+            if i == 0 and j == 0:
+                ax.legend(fontsize=8)
+    fig.suptitle("Test split, 95% scenario-bootstrap CIs")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_learning_curves(root: Path, path: Path) -> Path:
+    """Greedy test-split return (fixed episodes) against training steps, per run."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = finished_runs(root)
+    configs = {run: json.loads((run / "config.json").read_text())["config"] for run in runs}
+    realizations = [r for r in REALIZATIONS if any(c["realization"] == r for c in configs.values())]
+    costs = sorted({float(c["turn_cost"]) for c in configs.values()})
+    fig, axes = plt.subplots(
+        len(realizations),
+        len(costs),
+        figsize=(3.6 * len(costs), 3.2 * len(realizations)),
+        squeeze=False,
+        sharey=True,
+    )
+    colors = {"T": "tab:blue", "A+T": "tab:green", "T+S": "tab:red"}
+    for run, c in configs.items():
+        ax = axes[realizations.index(c["realization"])][costs.index(float(c["turn_cost"]))]
+        with (run / "progress.csv").open() as fh:
+            rows = list(csv.DictReader(fh))
+        xs = [int(r["timesteps"]) for r in rows if r.get("eval_return")]
+        ys = [float(r["eval_return"]) for r in rows if r.get("eval_return")]
+        ax.plot(xs, ys, color=colors.get(c["access"]), label=f"PPO({c['access']})")
+        ax.set_title(f"{c['realization']}, turn cost {float(c['turn_cost']):g}", fontsize=9)
+        ax.grid(alpha=0.3)
+    for ax in axes[-1]:
+        ax.set_xlabel("training steps")
+    for row in axes:
+        row[0].set_ylabel("greedy return (test)")
+    handles = {}
+    for row in axes:
+        for ax in row:
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(lab, h)
+    fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=len(handles))
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def decision_rates(run: Path, split: str = "test", runs: int = 2) -> dict[str, float]:
+    """How a trained agent answers an accepting reply to its own recommendation.
+
+    Plays every ``split`` scenario ``runs`` times (the runner's episode seeds) and looks at each
+    agent decision that directly follows a RECOMMEND whose reply was an acceptance (the words
+    say yes): the share answered by an immediate CONFIRM, separately for replies whose true
+    state was resolved and unresolved (reluctant or concern). A transcript-only agent cannot
+    tell them apart; one that hears or sees the state can.
+    """
+    from agents.rl.policy import load_policy
+    from hear2act_env.evaluation.records import EpisodeKey
+    from hear2act_env.evaluation.rollout import wrap_for
+
+    config = json.loads((run / "config.json").read_text())["config"]
+    from agents.rl.envs import base_env
+
+    env = base_env(
+        config["access"],
+        config["realization"],
+        config["turn_cost"],
+        split,
+        config.get("scenarios"),
+    )
+    policy = load_policy(run)
+    env = wrap_for(env, policy)
+    counts = {"resolved": [0, 0], "unresolved": [0, 0]}
+    for scenario in [s.id for s in env.unwrapped.scenarios]:
+        for r in range(runs):
+            key = EpisodeKey("-", config["realization"], config["access"], "correct", scenario, r)
+            obs, info = env.reset(seed=key.seed, options={"scenario": scenario})
+            policy.reset(obs, seed=key.seed)
+            done = False
+            while not done:
+                action = policy.act(obs)
+                turn = info["last_turn"]
+                if turn["act"] == "recommend" and turn["reply"] == "accept":
+                    group = "resolved" if info["state"] == "resolved" else "unresolved"
+                    counts[group][0] += int(action[0]) == 3
+                    counts[group][1] += 1
+                obs, _, terminated, truncated, info = env.step(action)
+                done = terminated or truncated
+    return {
+        f"confirm_after_accept_{g}": (c[0] / c[1] if c[1] else float("nan"))
+        for g, c in counts.items()
+    } | {f"n_{g}": float(c[1]) for g, c in counts.items()}
+
+
+def decision_table(root: Path, split: str = "test", runs: int = 2) -> str:
+    """``decision_rates`` of every finished run, as Markdown."""
+    lines = [
+        "| run | accepting replies (resolved / unresolved) | immediate CONFIRM if resolved | "
+        "immediate CONFIRM if unresolved |",
+        "| --- | --- | --- | --- |",
+    ]
+    for run in finished_runs(root):
+        d = decision_rates(run, split, runs)
+        lines.append(
+            f"| {run.name} | {d['n_resolved']:.0f} / {d['n_unresolved']:.0f} | "
+            f"{100 * d['confirm_after_accept_resolved']:.1f}% | "
+            f"{100 * d['confirm_after_accept_unresolved']:.1f}% |"
+        )
+    return "\n".join(lines)
+
+
+def report_sweep(root: Path, img: Path) -> str:
+    """Markdown tables and the two plots."""
+    cells = load_sweep(root)
+    summary = summarize(cells)
+    diffs = differences(cells)
+    text = markdown(summary, diffs, cells)
+    text += "\n\nTraining runs (wall time on this machine):\n\n" + training_table(root)
+    text += (
+        "\n\nWhat the agent does right after an accepting reply to its own recommendation "
+        "(test split, 2 runs per scenario):\n\n" + decision_table(root)
+    )
+    plot_return_vs_cost(summary, img / "rl_return_vs_turn_cost.png")
+    plot_learning_curves(root, img / "rl_learning_curves.png")
+    (root / "report.md").write_text(text + "\n", encoding="utf-8")
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m agents.rl.experiment", description=__doc__)
+    sub = parser.add_subparsers(dest="step", required=True)
+    t = sub.add_parser("train", help="train the missing runs of the sweep")
+    t.add_argument("--root", default="runs/rl/sweep")
+    t.add_argument("--realizations", nargs="*", default=list(REALIZATIONS))
+    t.add_argument("--access", nargs="*", default=list(ACCESSES))
+    t.add_argument("--costs", nargs="*", type=float, default=list(COSTS))
+    t.add_argument("--timesteps", type=int, default=200_000, help="text conditions")
+    t.add_argument("--audio-timesteps", type=int, default=100_000, help="conditions with A")
+    t.add_argument(
+        "--audio-init",
+        default="T",
+        help="warm-start audio runs from this condition's run ('' = from scratch)",
+    )
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--jobs", type=int, default=2)
+    t.add_argument("--scenarios", default=None)
+    t.add_argument(
+        "--chain-above",
+        type=float,
+        default=0.05,
+        help="warm-start text runs above this cost from the next lower cost (negative: never)",
+    )
+    t.add_argument("extra", nargs=argparse.REMAINDER, help="after --: more 'train' options")
+    e = sub.add_parser("eval", help="evaluate every finished run and the baselines")
+    e.add_argument("--root", default="runs/rl/sweep")
+    e.add_argument("--runs", type=int, default=5)
+    e.add_argument("--split", default="test")
+    r = sub.add_parser("report", help="tables (Markdown) and plots")
+    r.add_argument("--root", default="runs/rl/sweep")
+    r.add_argument("--img", default="docs/img")
+    args = parser.parse_args(argv)
+    root = Path(args.root)
+    if args.step == "train":
+        extra = [x for x in args.extra if x != "--"]
+        train_sweep(
+            root,
+            args.realizations,
+            args.access,
+            args.costs,
+            args.timesteps,
+            args.audio_timesteps,
+            args.seed,
+            args.jobs,
+            args.scenarios,
+            extra,
+            args.audio_init or None,
+            args.chain_above if args.chain_above >= 0 else None,
+        )
+    elif args.step == "eval":
+        records = evaluate_sweep(root, args.runs, args.split)
+        print(f"{len(records)} episodes in {root / 'eval'}")
+    else:
+        print(report_sweep(root, Path(args.img)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

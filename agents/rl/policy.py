@@ -1,0 +1,150 @@
+"""``RLPolicy``: a saved SB3 model as a ``hear2act_env.policy.Policy``.
+
+The adapter has ``observation_kind = "structured"``: the runner gives it the env's observation
+plus the ``StructuredObservation`` keys (text kept, and with A the raw ``audio`` /
+``audio_length``). It rebuilds exactly the training observation from those: the prosodic
+features through its own ``ProsodyTracker`` (reference = the episode's first user turn, cached
+per utterance), then ``encoding.encode`` with the run's saved ``EncoderSpec``; it asks the model
+for the greedy action under the same action mask as in training and maps the factored action
+back to the env's (act, option, topic).
+
+A model can be played in another access condition than it was trained in only when that
+condition provides every key the model reads (a T model ignores a state tag; a T+S model in T
+sees "withheld"); a model trained with audio needs audio.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.rl.actions import action_mask, to_env
+from agents.rl.encoding import EncoderSpec, encode
+from hear2act_env.errors import ConfigError, MissingExtraError
+from hear2act_env.wrappers.prosody import ProsodyTracker
+
+__all__ = ["RLPolicy", "agent_factory", "load_policy", "make_rl_agent", "resolve_run"]
+
+_MODELS: dict[str, tuple[Any, dict[str, Any]]] = {}
+_LOCK = threading.Lock()
+
+
+def resolve_run(path: str | Path) -> tuple[Path, Path]:
+    """``(model.zip, config.json)`` of a run folder or of a model file beside its config."""
+    p = Path(path)
+    if p.is_dir():
+        model, config = p / "model.zip", p / "config.json"
+    else:
+        model = p if p.suffix == ".zip" else p.with_suffix(".zip")
+        config = model.with_name("config.json")
+    if not model.is_file():
+        raise ConfigError(f"model: no SB3 model at {model}")
+    if not config.is_file():
+        raise ConfigError(f"model: no config.json beside {model} (written by agents.rl.train)")
+    return model, config
+
+
+def _load(path: str | Path) -> tuple[Any, dict[str, Any]]:
+    model_path, config_path = resolve_run(path)
+    key = str(model_path.resolve())
+    with _LOCK:
+        hit = _MODELS.get(key)
+        if hit is not None:
+            return hit
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    if config.get("kind") != "hear2act-rl-v1":
+        raise ConfigError(f"{config_path}: not a hear2act RL run config")
+    try:
+        if config["algorithm"] == "MaskablePPO":
+            from sb3_contrib import MaskablePPO as Algo
+        else:
+            from stable_baselines3 import PPO as Algo
+    except ImportError as exc:
+        raise MissingExtraError("rl", exc.name or "stable_baselines3") from None
+    model = Algo.load(model_path, device="cpu")
+    with _LOCK:
+        _MODELS[key] = (model, config)
+    return model, config
+
+
+class RLPolicy:
+    """A trained model behind the ``Policy`` protocol (greedy, masked, deterministic)."""
+
+    observation_kind = "structured"
+
+    def __init__(self, model: Any, config: dict[str, Any], name: str | None = None) -> None:
+        self.model = model
+        self.config = config
+        run = config["config"]
+        self.spec = EncoderSpec.from_dict(config["encoder"])
+        self.masked = config["algorithm"] == "MaskablePPO"
+        self.prune = bool(run.get("mask", True))
+        self.access = run["access"]
+        self.allow_clarify = bool(run.get("env_kwargs", {}).get("allow_clarify", True))
+        self.name = name or (
+            f"ppo[{run['access']},{run['realization']},c={run['turn_cost']:g},s={run['seed']}]"
+        )
+        self._tracker = ProsodyTracker() if self.spec.with_audio else None
+        self._actions = 0
+
+    def _numeric(self, observation: dict[str, Any], first: bool) -> dict[str, Any]:
+        obs = dict(observation)
+        if self._tracker is not None:
+            if "audio" not in obs:
+                raise ConfigError(
+                    f"{self.name} was trained with audio (access {self.access}); "
+                    "play it in an access condition with A"
+                )
+            update = self._tracker.reset if first else self._tracker.update
+            obs["prosody"], obs["prosody_delta"] = update(obs["audio"], obs["audio_length"])
+        return obs
+
+    def reset(self, observation: dict[str, Any], seed: int | None = None) -> None:
+        self._numeric(observation, first=True)
+        self._actions = 0
+
+    def act(self, observation: dict[str, Any]) -> np.ndarray:
+        obs = self._numeric(observation, first=False)
+        x = encode(obs, self.spec)
+        kw: dict[str, Any] = {}
+        if self.masked:
+            kw["action_masks"] = action_mask(
+                obs, allow_clarify=self.allow_clarify, prune=self.prune
+            )
+        index, _ = self.model.predict(x, deterministic=True, **kw)
+        self._actions += 1
+        return to_env(int(np.asarray(index).reshape(-1)[0]))
+
+    def stats(self) -> dict[str, Any]:
+        """Recorded in each episode record (``agent_stats``)."""
+        return {"model_access": self.access, "actions": self._actions}
+
+
+def load_policy(path: str | Path, name: str | None = None) -> RLPolicy:
+    """The policy of a run folder (or its ``model.zip``); models are cached per process."""
+    model, config = _load(path)
+    return RLPolicy(model, config, name)
+
+
+def make_rl_agent(spec: str) -> RLPolicy:
+    """Build an RL agent from a spec ``ppo:PATH`` (PATH: a run folder or its ``model.zip``).
+
+    The policy's ``name`` is the spec itself, so records keyed by it can be rebuilt.
+    """
+    kind, sep, path = spec.partition(":")
+    if not sep or kind not in ("ppo", "maskable-ppo", "rl") or not path:
+        raise ConfigError(f"agent: {spec!r} is not an RL agent spec; expected 'ppo:PATH'")
+    return load_policy(path, name=spec)
+
+
+def agent_factory(name: str) -> Any:
+    """A runner factory: RL specs (``ppo:PATH``) here, any other name from ``agents.registry``."""
+    if ":" in name:
+        return make_rl_agent(name)
+    from agents.registry import make_agent
+
+    return make_agent(name)

@@ -1,0 +1,424 @@
+"""Train a (Maskable)PPO agent on Hear2Act: ``train(access, realization, turn_cost, ...)``.
+
+The agent reads the flat RL observation (``encoding``; structured view, + state with S,
++ prosodic features with A) and acts in the factored ``Discrete(22)`` space (``actions``).
+By default it is sb3-contrib's ``MaskablePPO`` with ``actions.action_mask(prune=True)``: the
+masks are computed from the words-only observation and remove actions that can only repeat
+what was said (re-asking an attribute, recommending an option already ruled out by a stated
+constraint, ...); ``mask=False`` trains plain SB3 ``PPO`` on the same spaces.
+
+Training uses the ``train`` split (fixed seeds: the model seed, the vector env's reset seeds
+``seed + i``, and the torch/numpy seeds), prints a progress line every ``eval_every`` steps and
+never writes TensorBoard logs. Every ``eval_every`` steps the current greedy policy also plays
+``eval_episodes`` fixed-seed episodes of ``eval_split`` (default ``test``) for the learning
+curve only: the saved model is always the last one, never selected on those episodes.
+
+The output folder gets ``model.zip`` (the SB3 model), ``config.json`` (everything needed to
+rebuild the observation: access, realization, turn cost, encoder spec with the prosody scaler,
+hyper-parameters, versions, wall time) and ``progress.csv`` (the learning curve).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.rl.encoding import EncoderSpec
+from hear2act_env.env import ACCESS, AUDIO_ACCESS
+from hear2act_env.errors import ConfigError, MissingExtraError
+from hear2act_env.protocol.engine import REALIZATIONS
+
+__all__ = ["DEFAULT_TURN_COST", "TrainConfig", "TrainResult", "evaluate_greedy", "train"]
+
+#: Default per-action cost for training: one action is worth 5% of a success, so a check that
+#: is not needed costs visibly but never outweighs finding the best option.
+DEFAULT_TURN_COST = 0.05
+
+
+@dataclass
+class TrainConfig:
+    """Everything that determines a training run (saved as ``config.json``)."""
+
+    access: str = "T"
+    realization: str = "prosody"
+    turn_cost: float = DEFAULT_TURN_COST
+    timesteps: int = 300_000
+    seed: int = 0
+    split: str = "train"
+    scenarios: str | None = None  # a scenario file instead of the shipped bank
+    mask: bool = True  # MaskablePPO with pruning masks; False: plain PPO
+    derived: bool = True  # add the derived part of the encoding
+    shuffle_options: bool = True  # augmentation: a fresh option order every training episode
+    init_from: str | None = None  # warm start from a run whose observation is a prefix of ours
+    n_envs: int = 0  # 0: 8 for text conditions, 4 for audio
+    vec: str = "auto"  # dummy | subproc | auto (subproc for audio)
+    n_steps: int = 0  # per env per rollout; 0: 2048 // n_envs
+    batch_size: int = 256
+    n_epochs: int = 10
+    learning_rate: float = 3e-4
+    gamma: float = 1.0  # episodes are short; the turn cost alone prices time
+    gae_lambda: float = 0.95
+    ent_coef: float = 0.01
+    clip_range: float = 0.2
+    net_arch: tuple[int, ...] = (128, 128)
+    eval_every: int = 10_000
+    eval_episodes: int = 100
+    eval_split: str = "test"
+    scaler_episodes: int = 60
+    torch_threads: int = 1
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.access not in ACCESS:
+            raise ConfigError(f"access: got {self.access!r}, expected one of {list(ACCESS)}")
+        if self.realization not in REALIZATIONS:
+            raise ConfigError(
+                f"realization: got {self.realization!r}, expected one of {list(REALIZATIONS)}"
+            )
+        if not np.isfinite(self.turn_cost) or self.turn_cost < 0:
+            raise ConfigError(f"turn_cost: got {self.turn_cost!r}, expected a number >= 0")
+        if self.timesteps < 1:
+            raise ConfigError(f"timesteps: got {self.timesteps}, expected >= 1")
+        if self.vec not in ("auto", "dummy", "subproc"):
+            raise ConfigError(f"vec: got {self.vec!r}, expected auto, dummy or subproc")
+        self.net_arch = tuple(int(v) for v in self.net_arch)
+
+    @property
+    def audio(self) -> bool:
+        """Whether the access condition includes audio."""
+        return self.access in AUDIO_ACCESS
+
+    def resolved_n_envs(self) -> int:
+        """The number of parallel envs."""
+        return self.n_envs or (4 if self.audio else 8)
+
+    def resolved_n_steps(self) -> int:
+        """Steps per env per rollout."""
+        return self.n_steps or max(2048 // self.resolved_n_envs(), 16)
+
+    def env_args(self, split: str | None = None, train: bool = True) -> dict[str, Any]:
+        """Keyword arguments of ``envs.make_env`` (without the encoder spec); ``train=False``
+        for the evaluation env (the env's own option order)."""
+        return {
+            "shuffle_options": self.shuffle_options and train,
+            "access": self.access,
+            "realization": self.realization,
+            "turn_cost": self.turn_cost,
+            "split": split or self.split,
+            "scenarios": self.scenarios,
+            "prune": self.mask,
+            "env_kwargs": dict(self.env_kwargs),
+        }
+
+
+@dataclass
+class TrainResult:
+    """Where a run's files are and what it cost."""
+
+    out_dir: Path
+    model_path: Path
+    config_path: Path
+    progress_path: Path
+    wall_s: float
+    timesteps: int
+    final_eval: dict[str, float]
+
+
+def _require_sb3(mask: bool) -> tuple[Any, Any]:
+    try:
+        import stable_baselines3
+        import torch
+    except ImportError as exc:
+        raise MissingExtraError("rl", exc.name or "stable_baselines3") from None
+    if mask:
+        try:
+            import sb3_contrib
+        except ImportError:
+            raise MissingExtraError("rl", "sb3_contrib") from None
+        return sb3_contrib.MaskablePPO, torch
+    return stable_baselines3.PPO, torch
+
+
+def evaluate_greedy(
+    model: Any,
+    env: Any,
+    episodes: int,
+    seed: int = 10_000,
+    mask: bool = True,
+) -> dict[str, float]:
+    """Mean return, success rate and actions of the greedy policy over fixed-seed episodes."""
+    returns, successes, actions = [], [], []
+    for e in range(episodes):
+        obs, _ = env.reset(seed=seed + e)
+        total, done = 0.0, False
+        while not done:
+            kw = {"action_masks": env.get_wrapper_attr("action_masks")()} if mask else {}
+            action, _ = model.predict(obs, deterministic=True, **kw)
+            obs, reward, terminated, truncated, info = env.step(int(action))
+            total += float(reward)
+            done = terminated or truncated
+        returns.append(total)
+        successes.append(float(info["is_success"]))
+        actions.append(float(info["actions"]))
+    return {
+        "eval_return": float(np.mean(returns)),
+        "eval_success": float(np.mean(successes)),
+        "eval_actions": float(np.mean(actions)),
+    }
+
+
+def warm_start(model: Any, spec: EncoderSpec, path: str | Path) -> None:
+    """Copy a trained run's weights into ``model``.
+
+    The source's observation must be a prefix of ``spec``'s (``EncoderSpec.extends``: e.g. a T
+    run into A+T or T+S); the first layers' extra input columns (state, prosody) start at zero,
+    so the warm-started agent begins as exactly the source policy.
+    """
+    from agents.rl.policy import _load
+
+    source, source_config = _load(path)
+    source_spec = EncoderSpec.from_dict(source_config["encoder"])
+    if not spec.extends(source_spec):
+        raise ConfigError(
+            f"init_from: {path} reads {source_spec.layout()}, not a prefix of {spec.layout()}"
+        )
+    if type(source).__name__ != type(model).__name__:
+        raise ConfigError(
+            f"init_from: {path} is a {type(source).__name__}, not a {type(model).__name__}"
+        )
+    src = source.policy.state_dict()
+    dst = model.policy.state_dict()
+    for key, value in dst.items():
+        old = src.get(key)
+        if old is None:
+            continue
+        if old.shape == value.shape:
+            value.copy_(old)
+        elif value.ndim == 2 and old.shape[0] == value.shape[0] and old.shape[1] < value.shape[1]:
+            value.zero_()
+            value[:, : old.shape[1]].copy_(old)
+        else:
+            raise ConfigError(
+                f"init_from: {key} has shape {tuple(old.shape)}, expected {tuple(value.shape)}"
+            )
+    model.policy.load_state_dict(dst)
+
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {}
+    for dist in ("hear2act-env", "gymnasium", "numpy", "torch", "stable-baselines3", "sb3-contrib"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def _scenario_digest(scenarios: str | None) -> str:
+    import hashlib
+
+    if scenarios is None:
+        from hear2act_env.scenarios.bank import bank_checksum
+
+        return bank_checksum()
+    return hashlib.sha256(Path(scenarios).read_bytes()).hexdigest()
+
+
+def train(
+    access: str = "T",
+    realization: str = "prosody",
+    turn_cost: float = DEFAULT_TURN_COST,
+    timesteps: int = 300_000,
+    seed: int = 0,
+    out_dir: str | Path = "runs/rl/model",
+    *,
+    progress: bool = True,
+    **options: Any,
+) -> TrainResult:
+    """Train one agent and save ``model.zip``, ``config.json`` and ``progress.csv`` in ``out_dir``.
+
+    ``options`` are further ``TrainConfig`` fields (e.g. ``scenarios``, ``n_envs``, ``mask``).
+    """
+    config = TrainConfig(
+        access=access,
+        realization=realization,
+        turn_cost=float(turn_cost),
+        timesteps=int(timesteps),
+        seed=int(seed),
+        **options,
+    )
+    return train_config(config, out_dir, progress=progress)
+
+
+def train_config(config: TrainConfig, out_dir: str | Path, progress: bool = True) -> TrainResult:
+    """``train`` from a ``TrainConfig``."""
+    algo_cls, torch = _require_sb3(config.mask)
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.utils import set_random_seed
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+
+    from agents.rl.envs import env_thunks, fit_prosody_scaler, make_env
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    torch.set_num_threads(max(1, config.torch_threads))
+    set_random_seed(config.seed)
+
+    def say(text: str) -> None:
+        if progress:
+            print(text, file=sys.stdout, flush=True)
+
+    scaler: dict[str, Any] = {}
+    if config.audio:
+        say(f"[{out.name}] fitting the prosody scaler on {config.scaler_episodes} episodes ...")
+        mean, scale = fit_prosody_scaler(
+            config.realization,
+            config.access,
+            config.split,
+            config.scenarios,
+            config.scaler_episodes,
+            config.seed,
+            dict(config.env_kwargs),
+        )
+        scaler = {"prosody_mean": mean, "prosody_scale": scale}
+    spec = EncoderSpec.for_access(config.access, derived=config.derived, **scaler)
+
+    n_envs = config.resolved_n_envs()
+    thunks = env_thunks(n_envs, spec=spec, **config.env_args())
+    use_subproc = config.vec == "subproc" or (config.vec == "auto" and config.audio)
+    venv = SubprocVecEnv(thunks) if use_subproc and n_envs > 1 else DummyVecEnv(thunks)
+    venv = VecMonitor(venv, info_keywords=("is_success",))
+    venv.seed(config.seed)
+    eval_env = make_env(spec=spec, **config.env_args(config.eval_split, train=False))
+
+    policy_kwargs = {"net_arch": list(config.net_arch)}
+    model = algo_cls(
+        "MlpPolicy",
+        venv,
+        n_steps=config.resolved_n_steps(),
+        batch_size=config.batch_size,
+        n_epochs=config.n_epochs,
+        learning_rate=config.learning_rate,
+        gamma=config.gamma,
+        gae_lambda=config.gae_lambda,
+        ent_coef=config.ent_coef,
+        clip_range=config.clip_range,
+        policy_kwargs=policy_kwargs,
+        seed=config.seed,
+        device="cpu",
+        verbose=0,
+        tensorboard_log=None,
+    )
+
+    if config.init_from:
+        say(f"[{out.name}] warm start from {config.init_from}")
+        warm_start(model, spec, config.init_from)
+
+    progress_path = out / "progress.csv"
+    fields = [
+        "timesteps",
+        "wall_s",
+        "fps",
+        "train_return",
+        "train_success",
+        "train_length",
+        "eval_return",
+        "eval_success",
+        "eval_actions",
+    ]
+    handle = progress_path.open("w", newline="", encoding="utf-8")
+    writer = csv.DictWriter(handle, fieldnames=fields)
+    writer.writeheader()
+    last_eval: dict[str, float] = {}
+
+    def log_point(timesteps: int) -> None:
+        nonlocal last_eval
+        buf = list(model.ep_info_buffer or [])
+        wall = time.perf_counter() - start
+        row: dict[str, Any] = {
+            "timesteps": timesteps,
+            "wall_s": round(wall, 2),
+            "fps": round(timesteps / max(wall, 1e-9), 1),
+            "train_return": float(np.mean([e["r"] for e in buf])) if buf else float("nan"),
+            "train_success": float(np.mean([e.get("is_success", np.nan) for e in buf]))
+            if buf
+            else float("nan"),
+            "train_length": float(np.mean([e["l"] for e in buf])) if buf else float("nan"),
+        }
+        if config.eval_episodes > 0:
+            last_eval = evaluate_greedy(model, eval_env, config.eval_episodes, mask=config.mask)
+            row.update(last_eval)
+        writer.writerow(row)
+        handle.flush()
+        say(
+            f"[{out.name}] {timesteps:>8d} steps {row['fps']:>7.0f} steps/s  "
+            f"train return {row['train_return']:+.3f} len {row['train_length']:.1f}  "
+            + (
+                f"eval({config.eval_split}) return {last_eval['eval_return']:+.3f} "
+                f"success {100 * last_eval['eval_success']:.0f}% "
+                f"actions {last_eval['eval_actions']:.2f}"
+                if last_eval
+                else ""
+            )
+        )
+
+    class Progress(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.next_point = config.eval_every
+
+        def _on_step(self) -> bool:
+            if self.num_timesteps >= self.next_point:
+                log_point(self.num_timesteps)
+                self.next_point += config.eval_every
+            return True
+
+    say(
+        f"[{out.name}] {type(model).__name__} access={config.access} realization="
+        f"{config.realization} turn_cost={config.turn_cost} timesteps={config.timesteps} "
+        f"seed={config.seed} n_envs={n_envs} ({'subproc' if use_subproc else 'dummy'})"
+    )
+    try:
+        model.learn(total_timesteps=config.timesteps, callback=Progress(), progress_bar=False)
+        log_point(model.num_timesteps)
+    finally:
+        handle.close()
+        venv.close()
+    wall = time.perf_counter() - start
+
+    model_path = out / "model.zip"
+    model.save(model_path)
+    config_path = out / "config.json"
+    payload = {
+        "kind": "hear2act-rl-v1",
+        "algorithm": type(model).__name__,
+        "config": {**asdict(config), "net_arch": list(config.net_arch)},
+        "encoder": spec.to_dict(),
+        "n_envs": n_envs,
+        "vec": "subproc" if use_subproc else "dummy",
+        "n_steps": config.resolved_n_steps(),
+        "timesteps_done": int(model.num_timesteps),
+        "wall_s": round(wall, 2),
+        "cpu_count": os.cpu_count(),
+        "final_eval": last_eval,
+        "scenarios_sha256": _scenario_digest(config.scenarios),
+        "versions": _versions(),
+    }
+    config_path.write_text(
+        json.dumps(payload, indent=2, sort_keys=True, default=repr) + "\n", encoding="utf-8"
+    )
+    say(f"[{out.name}] saved {model_path} ({wall:.0f} s)")
+    return TrainResult(
+        out, model_path, config_path, progress_path, wall, int(model.num_timesteps), last_eval
+    )

@@ -1,0 +1,130 @@
+"""Environment steps per second inside MaskablePPO training, per access condition, and where
+the time goes (rendering, prosodic features, engine, observation wrappers, PPO itself).
+
+    python benchmarks/rl_throughput.py [--steps 8192] [--audio-steps 2048] [--access T T+S A+T]
+
+For each access condition the full training stack (``agents.rl.envs.make_env``) runs under
+``MaskablePPO.learn`` in a ``DummyVecEnv`` (everything in this process, so it can be timed)
+with the training defaults (8 envs for text, 4 for audio, 2048 steps per rollout). Timers
+wrapped around the entry points split the wall time:
+
+- render: ``Hear2ActEnv._speak`` (espeak-ng synthesis, resampling, the audio cache)
+- features: ``ProsodyTracker.features`` (pitch track, energy, rate, pauses)
+- engine: ``Hear2ActEnv.reset``/``step`` minus render (user engine, realizer, transcript, info)
+- structured: ``StructuredObservation.observation`` (the lexical view as arrays)
+- encode+mask: ``RLObservation.observation`` and ``action_masks``
+- ppo: the rest (policy forward passes during rollouts, GAE, gradient updates, VecEnv glue)
+
+With ``--subproc`` the audio condition is also timed (without the breakdown) in a
+``SubprocVecEnv``, which is how ``train`` runs it. Results are printed as a table; the machine's
+core count is printed too (the numbers in docs/rl.md are from 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import time
+from collections import defaultdict
+
+TIMES: dict[str, float] = defaultdict(float)
+
+
+def _timed(cls: type, name: str, bucket: str) -> None:
+    original = getattr(cls, name)
+
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):  # noqa: ANN002, ANN003
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            TIMES[bucket] += time.perf_counter() - start
+
+    setattr(cls, name, wrapper)
+
+
+def instrument() -> None:
+    """Wrap the entry points with timers (once per process)."""
+    from agents.rl.encoding import RLObservation
+    from hear2act_env.env import Hear2ActEnv
+    from hear2act_env.wrappers.prosody import ProsodyTracker
+    from hear2act_env.wrappers.structured import StructuredObservation
+
+    _timed(Hear2ActEnv, "_speak", "render")
+    _timed(ProsodyTracker, "features", "features")
+    _timed(Hear2ActEnv, "step", "env")
+    _timed(Hear2ActEnv, "reset", "env")
+    _timed(StructuredObservation, "observation", "structured")
+    _timed(RLObservation, "observation", "encode+mask")
+    _timed(RLObservation, "action_masks", "encode+mask")
+
+
+def run(access: str, steps: int, vec: str, seed: int = 0) -> tuple[float, dict[str, float]]:
+    """Steps per second of ``MaskablePPO.learn`` and the time share of each bucket."""
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    from agents.rl.encoding import EncoderSpec
+    from agents.rl.envs import env_thunks
+    from agents.rl.training import TrainConfig
+
+    torch.set_num_threads(1)
+    config = TrainConfig(access=access, timesteps=steps, seed=seed)
+    spec = EncoderSpec.for_access(access)  # unscaled prosody: same cost
+    n_envs = config.resolved_n_envs()
+    thunks = env_thunks(n_envs, spec=spec, **config.env_args())
+    venv = SubprocVecEnv(thunks) if vec == "subproc" else DummyVecEnv(thunks)
+    model = MaskablePPO(
+        "MlpPolicy",
+        venv,
+        n_steps=config.resolved_n_steps(),
+        batch_size=config.batch_size,
+        n_epochs=config.n_epochs,
+        gamma=config.gamma,
+        policy_kwargs={"net_arch": list(config.net_arch)},
+        seed=seed,
+        device="cpu",
+    )
+    TIMES.clear()
+    start = time.perf_counter()
+    model.learn(total_timesteps=steps)
+    wall = time.perf_counter() - start
+    venv.close()
+    shares = dict(TIMES)
+    shares["engine"] = shares.pop("env", 0.0) - shares.get("render", 0.0)
+    shares["ppo"] = wall - sum(shares.values())
+    return model.num_timesteps / wall, {k: v / wall for k, v in shares.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=8192, help="PPO steps for text conditions")
+    parser.add_argument("--audio-steps", type=int, default=2048, help="PPO steps with audio")
+    parser.add_argument("--access", nargs="*", default=["T", "T+S", "A+T"])
+    parser.add_argument("--subproc", action="store_true", help="also time audio in subprocesses")
+    args = parser.parse_args()
+    instrument()
+    cols = ("render", "features", "engine", "structured", "encode+mask", "ppo")
+    print(f"cores: {os.cpu_count()}")
+    head = f"{'access':<8}{'vec':<9}{'steps/s':>9}" + "".join(f"{c:>13}" for c in cols)
+    print(head)
+    print("-" * len(head))
+    for access in args.access:
+        steps = args.audio_steps if "A" in access else args.steps
+        fps, shares = run(access, steps, "dummy")
+        cells = "".join(f"{100 * shares.get(c, 0.0):>12.1f}%" for c in cols)
+        print(f"{access:<8}{'dummy':<9}{fps:>9.0f}{cells}", flush=True)
+        if args.subproc and "A" in access:
+            fps, _ = run(access, steps, "subproc")
+            print(f"{access:<8}{'subproc':<9}{fps:>9.0f}" + "".join(f"{'':>13}" for _ in cols))
+    print(
+        "shares of PPO training wall time; 'ppo' = policy inference in rollouts, updates and "
+        "VecEnv glue"
+    )
+
+
+if __name__ == "__main__":
+    main()
