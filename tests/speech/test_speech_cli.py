@@ -25,41 +25,22 @@ def test_demo_saves_wavs_per_label(tmp_path, capsys):
 
 
 def test_render_reports_counts(tmp_path, capsys):
-    assert (
-        main(
-            [
-                "render",
-                "--limit",
-                "1",
-                "--realizations",
-                "prosody",
-                "--cache-dir",
-                str(tmp_path),
-                "--workers",
-                "1",
-            ]
-        )
-        == 0
-    )
+    args = [
+        "render",
+        "--limit",
+        "1",
+        "--realizations",
+        "prosody",
+        "--cache-dir",
+        str(tmp_path),
+        "--workers",
+        "1",
+    ]
+    assert main(args) == 0
     out = capsys.readouterr().out
     n = int(out.split()[0])
     assert n > 100 and f"({n} newly rendered)" in out
-    assert (
-        main(
-            [
-                "render",
-                "--limit",
-                "1",
-                "--realizations",
-                "prosody",
-                "--cache-dir",
-                str(tmp_path),
-                "--workers",
-                "1",
-            ]
-        )
-        == 0
-    )
+    assert main(args) == 0  # everything is cached now
     assert "(0 newly rendered)" in capsys.readouterr().out
 
 

@@ -36,6 +36,7 @@ from agents.llm.backends.base import BackendError, Message, MicroBatcher, Reques
 from agents.llm.backends.hf_chat import render_chat
 from agents.llm.backends.hf_common import (
     dtype_kwargs,
+    generation_settings,
     load_error,
     pick_device,
     resolve_model_path,
@@ -252,12 +253,7 @@ class AudioLLMBackend:
         return "light" if isinstance(self._m.processor, _LightProcessor) else "auto"
 
     def settings(self) -> dict[str, Any]:
-        return {
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "max_new_tokens": self.max_new_tokens,
-            "dtype": self.dtype,
-        }
+        return generation_settings(self)
 
     def complete(
         self,

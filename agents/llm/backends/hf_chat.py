@@ -19,6 +19,7 @@ import numpy as np
 from agents.llm.backends.base import BackendError, Message, MicroBatcher, Request, require
 from agents.llm.backends.hf_common import (
     dtype_kwargs,
+    generation_settings,
     load_error,
     pick_device,
     resolve_model_path,
@@ -133,12 +134,7 @@ class TransformersChatBackend:
         return (self.temperature, self.top_p, self.max_new_tokens)
 
     def settings(self) -> dict[str, Any]:
-        return {
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "max_new_tokens": self.max_new_tokens,
-            "dtype": self.dtype,
-        }
+        return generation_settings(self)
 
     def complete(
         self,

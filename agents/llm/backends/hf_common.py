@@ -81,3 +81,13 @@ def clear_shared() -> None:
     """Forget every shared model (tests; frees memory once no policy holds them)."""
     with _SHARED_LOCK:
         _SHARED.clear()
+
+
+def generation_settings(backend: Any) -> dict[str, Any]:
+    """The settings of a local ``transformers`` backend that determine its replies."""
+    return {
+        "temperature": backend.temperature,
+        "top_p": backend.top_p,
+        "max_new_tokens": backend.max_new_tokens,
+        "dtype": backend.dtype,
+    }
