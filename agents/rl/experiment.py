@@ -181,9 +181,19 @@ def load_sweep(root: Path) -> dict[Cell, list[EpisodeRecord]]:
     return dict(cells)
 
 
+def _seed_of(agent: str) -> str:
+    """The training seed of a PPO agent spec (``...-s<seed>``), else ``-``."""
+    tail = agent.rstrip("/").rsplit("-s", 1)
+    return f"s{tail[1]}" if agent.startswith("ppo:") and len(tail) == 2 else "-"
+
+
 def _anonymous(records: list[EpisodeRecord]) -> list[EpisodeRecord]:
-    """Records with the agent name dropped (so different agents pair by episode)."""
-    return [dataclasses.replace(r, key=dataclasses.replace(r.key, agent="-")) for r in records]
+    """Records keyed by training seed instead of agent name, so the runs of two access
+    conditions pair by (seed, realization, scenario, run)."""
+    return [
+        dataclasses.replace(r, key=dataclasses.replace(r.key, agent=_seed_of(r.key.agent)))
+        for r in records
+    ]
 
 
 def summarize(cells: dict[Cell, list[EpisodeRecord]]) -> dict[Cell, dict[str, Estimate]]:
@@ -249,7 +259,8 @@ def markdown(
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for (realization, cost, a, b), v in sorted(
-        diffs.items(), key=lambda kv: (REALIZATIONS.index(kv[0][0]), kv[0][1], kv[0][2:])
+        diffs.items(),
+        key=lambda kv: (REALIZATIONS.index(kv[0][0]), kv[0][1], PAIRS.index(kv[0][2:])),
     ):
         lines.append(
             f"| {realization} | {cost:g} | PPO({b}) - PPO({a}) | {_fmt(v['success'], 1)} | "
@@ -275,16 +286,26 @@ def training_table(root: Path) -> str:
     return "\n".join(lines)
 
 
-def plot_return_vs_cost(summary: dict[Cell, dict[str, Estimate]], path: Path) -> Path:
-    """Mean return and mean actions against the turn cost (rows), per realization (columns)."""
+def plot_return_vs_cost(
+    summary: dict[Cell, dict[str, Estimate]],
+    path: Path,
+    diffs: dict[tuple[str, float, str, str], dict[str, Estimate]] | None = None,
+) -> Path:
+    """Mean return, mean actions and (with ``diffs``) the paired return gain over PPO(T)
+    against the turn cost (rows), per realization (columns)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     realizations = [r for r in REALIZATIONS if any(c.realization == r for c in summary)]
+    rows = 3 if diffs else 2
     fig, axes = plt.subplots(
-        2, len(realizations), figsize=(6 * len(realizations), 7), squeeze=False, sharex=True
+        rows,
+        len(realizations),
+        figsize=(6 * len(realizations), 3.4 * rows),
+        squeeze=False,
+        sharex=True,
     )
     style = {
         "PPO(T)": ("tab:blue", "-", "o"),
@@ -311,10 +332,36 @@ def plot_return_vs_cost(summary: dict[Cell, dict[str, Estimate]], path: Path) ->
                     xs, ys, yerr=err, color=color, ls=ls, marker=marker, capsize=3, label=agent
                 )
             ax.set_title(f"{realization}: {'mean return' if i == 0 else 'mean actions'}")
-            ax.set_xlabel("turn cost")
             ax.grid(alpha=0.3)
             if i == 0 and j == 0:
                 ax.legend(fontsize=8)
+        if diffs:
+            ax = axes[2][j]
+            for other, color, marker in (("A+T", "tab:green", "s"), ("T+S", "tab:red", "^")):
+                pts = sorted(
+                    (cost, v["mean_return"])
+                    for (r, cost, a, b), v in diffs.items()
+                    if r == realization and a == "T" and b == other
+                )
+                if not pts:
+                    continue
+                ax.errorbar(
+                    [p[0] for p in pts],
+                    [p[1].value for p in pts],
+                    yerr=[
+                        [p[1].value - p[1].low for p in pts],
+                        [p[1].high - p[1].value for p in pts],
+                    ],
+                    color=color,
+                    marker=marker,
+                    capsize=3,
+                    label=f"PPO({other}) - PPO(T)",
+                )
+            ax.axhline(0.0, color="k", lw=0.8)
+            ax.set_title(f"{realization}: return gain over PPO(T) (paired)")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+        axes[-1][j].set_xlabel("turn cost")
     fig.suptitle("Test split, 95% scenario-bootstrap CIs")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -323,14 +370,19 @@ def plot_return_vs_cost(summary: dict[Cell, dict[str, Estimate]], path: Path) ->
     return path
 
 
-def plot_learning_curves(root: Path, path: Path) -> Path:
-    """Greedy test-split return (fixed episodes) against training steps, per run."""
+def plot_learning_curves(root: Path, path: Path, extra: Sequence[Path] = ()) -> Path:
+    """Greedy test-split return (fixed episodes) against training steps, per run.
+
+    Solid: trained from scratch; dashed: warm-started (``init_from``; its steps count from the
+    warm start); dotted: runs from the ``extra`` folders (e.g. from-scratch ablations).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    runs = finished_runs(root)
+    runs = finished_runs(root) + [r for folder in extra for r in finished_runs(folder)]
+    extra_runs = set(runs[len(finished_runs(root)) :])
     configs = {run: json.loads((run / "config.json").read_text())["config"] for run in runs}
     realizations = [r for r in REALIZATIONS if any(c["realization"] == r for c in configs.values())]
     costs = sorted({float(c["turn_cost"]) for c in configs.values()})
@@ -348,7 +400,14 @@ def plot_learning_curves(root: Path, path: Path) -> Path:
             rows = list(csv.DictReader(fh))
         xs = [int(r["timesteps"]) for r in rows if r.get("eval_return")]
         ys = [float(r["eval_return"]) for r in rows if r.get("eval_return")]
-        ax.plot(xs, ys, color=colors.get(c["access"]), label=f"PPO({c['access']})")
+        if run in extra_runs:
+            style, label = ":", f"PPO({c['access']}) from scratch (ablation)"
+        elif c.get("init_from"):
+            style, label = "--", f"PPO({c['access']}) warm-started"
+        else:
+            style, label = "-", f"PPO({c['access']})"
+        alpha = 1.0 if int(c["seed"]) == 0 else 0.45
+        ax.plot(xs, ys, color=colors.get(c["access"]), ls=style, alpha=alpha, label=label)
         ax.set_title(f"{c['realization']}, turn cost {float(c['turn_cost']):g}", fontsize=9)
         ax.grid(alpha=0.3)
     for ax in axes[-1]:
@@ -360,8 +419,8 @@ def plot_learning_curves(root: Path, path: Path) -> Path:
         for ax in row:
             for h, lab in zip(*ax.get_legend_handles_labels()):
                 handles.setdefault(lab, h)
-    fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=len(handles))
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=min(len(handles), 4))
+    fig.tight_layout(rect=(0, 0.09, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -432,8 +491,8 @@ def decision_table(root: Path, split: str = "test", runs: int = 2) -> str:
     return "\n".join(lines)
 
 
-def report_sweep(root: Path, img: Path) -> str:
-    """Markdown tables and the two plots."""
+def report_sweep(root: Path, img: Path, ablation: Sequence[Path] = ()) -> str:
+    """Markdown tables and the two plots (``ablation``: more run folders for the curves)."""
     cells = load_sweep(root)
     summary = summarize(cells)
     diffs = differences(cells)
@@ -443,8 +502,8 @@ def report_sweep(root: Path, img: Path) -> str:
         "\n\nWhat the agent does right after an accepting reply to its own recommendation "
         "(test split, 2 runs per scenario):\n\n" + decision_table(root)
     )
-    plot_return_vs_cost(summary, img / "rl_return_vs_turn_cost.png")
-    plot_learning_curves(root, img / "rl_learning_curves.png")
+    plot_return_vs_cost(summary, img / "rl_return_vs_turn_cost.png", diffs)
+    plot_learning_curves(root, img / "rl_learning_curves.png", ablation)
     (root / "report.md").write_text(text + "\n", encoding="utf-8")
     return text
 
@@ -481,6 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("report", help="tables (Markdown) and plots")
     r.add_argument("--root", default="runs/rl/sweep")
     r.add_argument("--img", default="docs/img")
+    r.add_argument("--ablation", nargs="*", default=[], help="more run folders for the curves")
     args = parser.parse_args(argv)
     root = Path(args.root)
     if args.step == "train":
@@ -503,7 +563,7 @@ def main(argv: list[str] | None = None) -> int:
         records = evaluate_sweep(root, args.runs, args.split)
         print(f"{len(records)} episodes in {root / 'eval'}")
     else:
-        print(report_sweep(root, Path(args.img)))
+        print(report_sweep(root, Path(args.img), [Path(a) for a in args.ablation]))
     return 0
 
 
