@@ -241,13 +241,16 @@ def markdown(
 ) -> str:
     """The results tables of docs/rl.md."""
     lines = [
-        "| realization | turn cost | agent | n | Success % | Accept % | FullFit % | mean return | mean actions |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| realization | turn cost | agent | seeds | episodes | Success % | Accept % | FullFit % "
+        "| mean return | mean actions |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for cell in sorted(summary, key=_order):
         v = summary[cell]
         lines.append(
-            f"| {cell.realization} | {cell.cost:g} | {cell.agent} | {len(cells[cell])} | "
+            f"| {cell.realization} | {cell.cost:g} | {cell.agent} | "
+            f"{len({r.key.agent for r in cells[cell]}) if cell.agent.startswith('PPO') else '-'} | "
+            f"{len(cells[cell])} | "
             f"{_fmt(v['success'], 1)} | {_fmt(v['accept'], 1)} | {_fmt(v['fullfit'], 1)} | "
             f"{_fmt(v['mean_return'], 3)} | {_fmt(v['actions'], 2)} |"
         )
@@ -475,18 +478,35 @@ def decision_rates(run: Path, split: str = "test", runs: int = 2) -> dict[str, f
 
 
 def decision_table(root: Path, split: str = "test", runs: int = 2) -> str:
-    """``decision_rates`` of every finished run, as Markdown."""
-    lines = [
-        "| run | accepting replies (resolved / unresolved) | immediate CONFIRM if resolved | "
-        "immediate CONFIRM if unresolved |",
-        "| --- | --- | --- | --- |",
-    ]
+    """``decision_rates`` of every finished run, pooled over seeds, as Markdown."""
+    pooled: dict[tuple[str, str, float], dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    seeds: dict[tuple[str, str, float], list[int]] = defaultdict(list)
     for run in finished_runs(root):
+        c = json.loads((run / "config.json").read_text())["config"]
+        key = (c["realization"], c["access"], float(c["turn_cost"]))
         d = decision_rates(run, split, runs)
+        seeds[key].append(int(c["seed"]))
+        for g in ("resolved", "unresolved"):
+            n = d[f"n_{g}"]
+            pooled[key][f"n_{g}"] += n
+            if n:
+                pooled[key][f"c_{g}"] += n * d[f"confirm_after_accept_{g}"]
+
+    def pct(p: dict[str, float], g: str) -> str:
+        return f"{100 * p[f'c_{g}'] / p[f'n_{g}']:.1f}%" if p[f"n_{g}"] else "-"
+
+    lines = [
+        "| realization | turn cost | agent | seeds | accepting replies (resolved / unresolved) "
+        "| immediate CONFIRM if resolved | immediate CONFIRM if unresolved |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    order = {a: i for i, a in enumerate(ACCESSES)}
+    for key in sorted(pooled, key=lambda k: (REALIZATIONS.index(k[0]), k[2], order.get(k[1], 9))):
+        p = pooled[key]
         lines.append(
-            f"| {run.name} | {d['n_resolved']:.0f} / {d['n_unresolved']:.0f} | "
-            f"{100 * d['confirm_after_accept_resolved']:.1f}% | "
-            f"{100 * d['confirm_after_accept_unresolved']:.1f}% |"
+            f"| {key[0]} | {key[2]:g} | PPO({key[1]}) | {len(seeds[key])} | "
+            f"{p['n_resolved']:.0f} / {p['n_unresolved']:.0f} | {pct(p, 'resolved')} | "
+            f"{pct(p, 'unresolved')} |"
         )
     return "\n".join(lines)
 
