@@ -15,6 +15,11 @@ wrapped around the entry points split the wall time:
 - encode+mask: ``RLObservation.observation`` and ``action_masks``
 - ppo: the rest (policy forward passes during rollouts, GAE, gradient updates, VecEnv glue)
 
+The reference, measured in the same run, is SB3's ``PPO`` on Gymnasium's ``CartPole-v1`` with
+the same settings (8 envs in a ``DummyVecEnv``, 2048 steps per rollout, batch 256, 10 epochs,
+2x128 MLP, 1 torch thread): each condition is also reported as a ratio of that rate, which is
+what to compare across machines.
+
 With ``--subproc`` the audio condition is also timed (without the breakdown) in a
 ``SubprocVecEnv``, which is how ``train`` runs it. Results are printed as a table; the machine's
 core count is printed too (the numbers in docs/rl.md are from 2 cores).
@@ -99,6 +104,34 @@ def run(access: str, steps: int, vec: str, seed: int = 0) -> tuple[float, dict[s
     return model.num_timesteps / wall, {k: v / wall for k, v in shares.items()}
 
 
+def reference(steps: int, seed: int = 0) -> float:
+    """Steps per second of plain ``PPO`` on ``CartPole-v1`` with the text training settings."""
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from agents.rl.training import TrainConfig
+
+    torch.set_num_threads(1)
+    config = TrainConfig(access="T", timesteps=steps, seed=seed)
+    venv = make_vec_env("CartPole-v1", n_envs=config.resolved_n_envs(), seed=seed)
+    model = PPO(
+        "MlpPolicy",
+        venv,
+        n_steps=config.resolved_n_steps(),
+        batch_size=config.batch_size,
+        n_epochs=config.n_epochs,
+        policy_kwargs={"net_arch": list(config.net_arch)},
+        seed=seed,
+        device="cpu",
+    )
+    start = time.perf_counter()
+    model.learn(total_timesteps=steps)
+    wall = time.perf_counter() - start
+    venv.close()
+    return model.num_timesteps / wall
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=8192, help="PPO steps for text conditions")
@@ -109,17 +142,21 @@ def main() -> None:
     instrument()
     cols = ("render", "features", "engine", "structured", "encode+mask", "ppo")
     print(f"cores: {os.cpu_count()}")
-    head = f"{'access':<8}{'vec':<9}{'steps/s':>9}" + "".join(f"{c:>13}" for c in cols)
+    ref = reference(args.steps)
+    print(f"reference: PPO on CartPole-v1, same settings: {ref:.0f} steps/s")
+    head = f"{'access':<8}{'vec':<9}{'steps/s':>9}{'xCartPole':>11}"
+    head += "".join(f"{c:>13}" for c in cols)
     print(head)
     print("-" * len(head))
     for access in args.access:
         steps = args.audio_steps if "A" in access else args.steps
         fps, shares = run(access, steps, "dummy")
         cells = "".join(f"{100 * shares.get(c, 0.0):>12.1f}%" for c in cols)
-        print(f"{access:<8}{'dummy':<9}{fps:>9.0f}{cells}", flush=True)
+        print(f"{access:<8}{'dummy':<9}{fps:>9.0f}{fps / ref:>11.3f}{cells}", flush=True)
         if args.subproc and "A" in access:
             fps, _ = run(access, steps, "subproc")
-            print(f"{access:<8}{'subproc':<9}{fps:>9.0f}" + "".join(f"{'':>13}" for _ in cols))
+            blank = "".join(f"{'':>13}" for _ in cols)
+            print(f"{access:<8}{'subproc':<9}{fps:>9.0f}{fps / ref:>11.3f}{blank}", flush=True)
     print(
         "shares of PPO training wall time; 'ppo' = policy inference in rollouts, updates and "
         "VecEnv glue"

@@ -365,7 +365,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
             audio = np.zeros(self.max_audio_samples, np.float32)
             audio[: len(self._audio)] = self._audio
             obs["audio"] = audio
-            obs["audio_length"] = np.int64(len(self._audio))
+            obs["audio_length"] = np.array(len(self._audio), dtype=np.int64)
         return obs
 
     def _make_truth(self) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 import pickle
 import subprocess
 import sys
+import warnings
 
 import gymnasium as gym
 import numpy as np
@@ -29,7 +30,24 @@ def rollout(env, seed, actions):
 @pytest.mark.parametrize("env_id", sorted(ENV_IDS))
 def test_gymnasium_check_env(env_id):
     env = gym.make(env_id).unwrapped
-    check_env(env, skip_render_check=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a checker warning (e.g. obs not in its space) fails
+        check_env(env, skip_render_check=False)
+
+
+@pytest.mark.parametrize("env_id", sorted(ENV_IDS))
+def test_every_observation_is_in_the_space_without_casting(env_id):
+    env = gym.make(env_id, disable_env_checker=True)
+    env.action_space.seed(3)
+    obs, _ = env.reset(seed=3)
+    for _ in range(6):
+        for key, space in env.observation_space.spaces.items():
+            if isinstance(space, gym.spaces.Box):
+                assert isinstance(obs[key], np.ndarray), (key, type(obs[key]))
+            assert space.contains(obs[key]), key
+        obs, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            obs, _ = env.reset()
 
 
 @pytest.mark.parametrize("env_id", sorted(ENV_IDS))

@@ -21,6 +21,7 @@ __all__ = [
     "load_policy",
     "make_env",
     "make_rl_agent",
+    "pretrained",
     "train",
 ]
 
@@ -29,6 +30,7 @@ _LAZY = {
     "train": "agents.rl.training",
     "TrainConfig": "agents.rl.training",
     "RLPolicy": "agents.rl.policy",
+    "pretrained": "agents.rl.pretrained",
     "agent_factory": "agents.rl.policy",
     "load_policy": "agents.rl.policy",
     "make_rl_agent": "agents.rl.policy",

@@ -222,6 +222,46 @@ def differences(
     return out
 
 
+def shared_seeds(
+    cells: dict[Cell, list[EpisodeRecord]], realization: str, cost: float, a: str, b: str
+) -> int:
+    """How many training seeds PPO(a) and PPO(b) share in one cell (the pairs compared)."""
+    by = {(c.realization, c.cost, c.agent): recs for c, recs in cells.items()}
+    seeds = [
+        {_seed_of(r.key.agent) for r in by.get((realization, cost, f"PPO({x})"), [])}
+        for x in (a, b)
+    ]
+    return len(seeds[0] & seeds[1])
+
+
+def headline_table(
+    summary: dict[Cell, dict[str, Estimate]],
+    diffs: dict[tuple[str, float, str, str], dict[str, Estimate]],
+) -> str:
+    """The README's table: mean actions per PPO agent and the paired gains of the voice."""
+    lines = [
+        "| realization | turn cost | mean actions PPO(T) | PPO(A+T) | PPO(T+S) "
+        "| A+T - T: actions | A+T - T: return | T+S - A+T: return |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    by = {(c.realization, c.cost, c.agent): v for c, v in summary.items()}
+    keys = sorted(
+        {(c.realization, c.cost) for c in summary}, key=lambda k: (REALIZATIONS.index(k[0]), k[1])
+    )
+    for realization, cost in keys:
+        acts = [by.get((realization, cost, f"PPO({a})")) for a in ACCESSES]
+        d_at = diffs.get((realization, cost, "T", "A+T"))
+        d_ts = diffs.get((realization, cost, "A+T", "T+S"))
+        cols = [_fmt(v["actions"], 2) if v else "-" for v in acts]
+        cols += [
+            _fmt(d_at["actions"], 2) if d_at else "-",
+            _fmt(d_at["mean_return"], 3) if d_at else "-",
+        ]
+        cols += [_fmt(d_ts["mean_return"], 3) if d_ts else "-"]
+        lines.append(f"| {realization} | {cost:g} | " + " | ".join(cols) + " |")
+    return "\n".join(lines)
+
+
 def _fmt(e: Estimate, digits: int) -> str:
     if e.value != e.value:  # nan
         return "-"
@@ -258,15 +298,17 @@ def markdown(
         "",
         "Paired differences (second minus first, same scenarios, seeds and runs; 95% CI):",
         "",
-        "| realization | turn cost | difference | Success (pp) | mean return | mean actions |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| realization | turn cost | difference | seeds paired | Success (pp) | mean return "
+        "| mean actions |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for (realization, cost, a, b), v in sorted(
         diffs.items(),
         key=lambda kv: (REALIZATIONS.index(kv[0][0]), kv[0][1], PAIRS.index(kv[0][2:])),
     ):
         lines.append(
-            f"| {realization} | {cost:g} | PPO({b}) - PPO({a}) | {_fmt(v['success'], 1)} | "
+            f"| {realization} | {cost:g} | PPO({b}) - PPO({a}) | "
+            f"{shared_seeds(cells, realization, cost, a, b)} | {_fmt(v['success'], 1)} | "
             f"{_fmt(v['mean_return'], 3)} | {_fmt(v['actions'], 2)} |"
         )
     return "\n".join(lines)
@@ -516,7 +558,8 @@ def report_sweep(root: Path, img: Path, ablation: Sequence[Path] = ()) -> str:
     cells = load_sweep(root)
     summary = summarize(cells)
     diffs = differences(cells)
-    text = markdown(summary, diffs, cells)
+    text = "Headline (README):\n\n" + headline_table(summary, diffs) + "\n\n"
+    text += markdown(summary, diffs, cells)
     text += "\n\nTraining runs (wall time on this machine):\n\n" + training_table(root)
     text += (
         "\n\nWhat the agent does right after an accepting reply to its own recommendation "

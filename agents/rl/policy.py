@@ -24,6 +24,7 @@ import numpy as np
 
 from agents.rl.actions import action_mask, to_env
 from agents.rl.encoding import EncoderSpec, encode
+from agents.rl.pretrained import pretrained, pretrained_path
 from hear2act_env.errors import ConfigError, MissingExtraError
 from hear2act_env.wrappers.prosody import ProsodyTracker
 
@@ -34,15 +35,22 @@ _LOCK = threading.Lock()
 
 
 def resolve_run(path: str | Path) -> tuple[Path, Path]:
-    """``(model.zip, config.json)`` of a run folder or of a model file beside its config."""
+    """``(model.zip, config.json)`` of a run folder, of a model file beside its config, or of a
+    shipped model's name (``agents.rl.pretrained``; a path on disk wins over a name)."""
     p = Path(path)
+    if not p.exists():
+        p = pretrained_path(str(path)) or p
     if p.is_dir():
         model, config = p / "model.zip", p / "config.json"
     else:
         model = p if p.suffix == ".zip" else p.with_suffix(".zip")
         config = model.with_name("config.json")
     if not model.is_file():
-        raise ConfigError(f"model: no SB3 model at {model}")
+        names = ", ".join(pretrained()) or "none"
+        raise ConfigError(
+            f"model: no SB3 model at {model}; expected a run folder, a model.zip or a shipped "
+            f"model name ({names})"
+        )
     if not config.is_file():
         raise ConfigError(f"model: no config.json beside {model} (written by agents.rl.train)")
     return model, config

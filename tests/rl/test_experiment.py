@@ -30,7 +30,11 @@ def test_sweep_evaluation_and_report(tmp_path):
     assert {"prober", "state-aware"} <= agents and sum(a.startswith("ppo:") for a in agents) == 2
     text = report_sweep(root, tmp_path / "img")
     assert "| prosody | 0.1 | PPO(T) |" in text and "| prosody | 0.1 | PPO(T+S) |" in text
-    assert "PPO(T+S) - PPO(T)" in text and "prober (T)" in text
+    assert "| prosody | 0.1 | PPO(T+S) - PPO(T) | 1 |" in text and "prober (T)" in text
+    headline = text.split("\n\n")[1].splitlines()
+    assert headline[0].startswith("| realization | turn cost | mean actions PPO(T) |")
+    row = headline[2].split(" | ")  # no A+T run: its columns are '-'
+    assert row[:2] == ["| prosody", "0.1"] and row[3] == "-" and row[5] == "-"
     assert (tmp_path / "img" / "rl_return_vs_turn_cost.png").is_file()
     assert (tmp_path / "img" / "rl_learning_curves.png").is_file()
     assert "immediate CONFIRM if resolved" in text
