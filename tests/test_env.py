@@ -143,7 +143,9 @@ def test_audio_observations(access):
     assert 16000 * 0.3 < n < 15 * 16000 and np.abs(obs["audio"][:n]).max() > 0.01
     assert not obs["audio"][n:].any()
     lines = obs["transcript"].splitlines()
-    assert lines[0].startswith("User: ") and "[user audio]" not in lines[0]  # the request stays text
+    assert (
+        lines[0].startswith("User: ") and "[user audio]" not in lines[0]
+    )  # the request stays text
     assert (lines[-1] == "User: [user audio]") is (access == "A")
     assert ("state" in obs) is access.endswith("S")
 

@@ -98,7 +98,9 @@ def test_packaged_sgd_index_matches_the_shared_schemas():
     services = {}
     for part in ("train", "dev", "test"):
         for s in json.loads((SHARED_SGD / f"schema_{part}.json").read_text()):
-            services.setdefault(s["service_name"], set()).update(slot["name"] for slot in s["slots"])
+            services.setdefault(s["service_name"], set()).update(
+                slot["name"] for slot in s["slots"]
+            )
     index = sgd_index()
     assert set(index) == set(services)
     for name, entry in index.items():
