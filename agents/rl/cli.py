@@ -195,7 +195,7 @@ def evaluate_models(
         model_path, config_path = resolve_run(path)
         run = json.loads(config_path.read_text(encoding="utf-8"))["config"]
         cost = float(run["turn_cost"] if turn_cost is None else turn_cost)
-        scen = scenarios if scenarios is not None else run.get("scenarios")
+        scen = scenarios if scenarios is not None else training_scenarios(config_path)
         for r in realizations or [run["realization"]]:
             for a in access or [run["access"]]:
                 name = model_path.parent.name
@@ -209,6 +209,23 @@ def evaluate_models(
                 path = out / f"baselines-{r}-{a}-c{cost:g}.jsonl"
                 records += grid(tuple(baselines), r, a, cost, scen, path)
     return records
+
+
+def training_scenarios(config_path: Path) -> str | None:
+    """The scenario file a run was trained on, for evaluating it: the recorded path when it
+    exists, else None (the packaged bank) when the recorded checksum is the packaged bank's."""
+    from hear2act_env.scenarios.bank import bank_checksum
+
+    saved = json.loads(config_path.read_text(encoding="utf-8"))
+    path = saved["config"].get("scenarios")
+    if path is None or Path(path).is_file():
+        return path
+    if saved.get("scenarios_sha256") == bank_checksum():
+        return None
+    raise ConfigError(
+        f"{config_path}: the run was trained on {path!r}, which is not here and is not the "
+        "packaged bank; pass --scenarios with that file"
+    )
 
 
 def _rl_eval(args: argparse.Namespace) -> int:

@@ -87,14 +87,15 @@ def format_table(
     rows: Sequence[Row], metrics: Sequence[str], title: str, privileged: set[str] = frozenset()
 ) -> str:
     """A fixed-width text table (privileged agents marked with *)."""
-    head = f"{'agent':<14}{'realization':<12}{'condition':<24}{'n':>6}" + "".join(
+    labels = [r.agent + (" *" if r.agent in privileged else "") for r in rows]
+    w = max([14, *(len(label) + 2 for label in labels)])  # long names (ppo:PATH) stay aligned
+    head = f"{'agent':<{w}}{'realization':<12}{'condition':<24}{'n':>6}" + "".join(
         f"{m:>25}" for m in metrics
     )
     lines = [title, head, "-" * len(head)]
-    for r in rows:
-        label = r.agent + (" *" if r.agent in privileged else "")
+    for r, label in zip(rows, labels):
         cells = "".join(f"{str(r.values[m]):>25}" for m in metrics)
-        lines.append(f"{label:<14}{r.realization:<12}{r.condition:<24}{r.n:>6}{cells}")
+        lines.append(f"{label:<{w}}{r.realization:<12}{r.condition:<24}{r.n:>6}{cells}")
     return "\n".join(lines)
 
 

@@ -52,3 +52,18 @@ def test_report_on_empty_file(tmp_path, capsys):
     path.write_text("")
     assert main(["report", str(path)]) == 2
     assert "no records" in capsys.readouterr().err
+
+
+def test_text_table_keeps_columns_aligned_for_long_agent_names():
+    from hear2act_env.evaluation.report import Row, format_table
+    from hear2act_env.evaluation.stats import Estimate
+
+    est = Estimate(50.0, 40.0, 60.0, 10)
+    rows = [
+        Row("prober", "prosody", "T", 96, 0, {"success": est}),
+        Row("ppo:agents/rl/models/prosody-A+T-c0.05", "prosody", "A+T", 96, 0, {"success": est}),
+    ]
+    lines = format_table(rows, ["success"], "title").splitlines()
+    starts = {line.index("prosody ") for line in lines[3:]}  # the realization column
+    assert len(starts) == 1 and lines[2].startswith("-")
+    assert lines[1].index("realization") == starts.pop()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -33,6 +34,26 @@ def test_shipped_models_are_listed_and_match_the_bank() -> None:
         assert config["scenarios_sha256"] == bank_sha, name
         assert config["config"]["turn_cost"] == 0.05
         assert config["config"]["realization"] == "prosody"
+
+
+def test_evaluation_finds_the_training_scenarios(tmp_path) -> None:
+    from agents.rl.cli import training_scenarios
+
+    def config(path: str | None, sha: str) -> Path:
+        out = tmp_path / f"c{len(list(tmp_path.iterdir()))}.json"
+        out.write_text(json.dumps({"config": {"scenarios": path}, "scenarios_sha256": sha}))
+        return out
+
+    bank_sha = CHECKSUM_PATH.read_text().split()[0]
+    here = tmp_path / "bank.jsonl"
+    here.write_text("")
+    assert training_scenarios(config(str(here), "x")) == str(here)
+    assert training_scenarios(config(None, bank_sha)) is None
+    assert training_scenarios(config("gone/bank.jsonl", bank_sha)) is None  # same bytes
+    with pytest.raises(ConfigError, match="gone/other.jsonl"):
+        training_scenarios(config("gone/other.jsonl", "0" * 64))
+    for name in NAMES:
+        assert training_scenarios(pretrained_path(name) / "config.json") is None
 
 
 def test_unknown_name_is_a_config_error_that_lists_the_shipped_models() -> None:
