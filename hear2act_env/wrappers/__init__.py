@@ -1,6 +1,7 @@
 """Observation adapters for Hear2Act environments (audio ones import their extras lazily)."""
 
 from hear2act_env.wrappers.perceived import PerceivedState
+from hear2act_env.wrappers.state_onehot import StateOneHot
 from hear2act_env.wrappers.structured import StructuredObservation
 
-__all__ = ["PerceivedState", "StructuredObservation"]
+__all__ = ["PerceivedState", "StateOneHot", "StructuredObservation"]

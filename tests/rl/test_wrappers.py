@@ -112,3 +112,29 @@ def test_budget_end_is_terminal_for_the_learner():
         _, _, terminated, truncated, info = env.step(0)  # open questions
     assert terminated and not truncated and info["budget_end"]
     assert info["final_option"] is not None
+
+
+def test_state_onehot_passes_check_env_and_matches_the_state():
+    from hear2act_env.wrappers import StateOneHot
+
+    env = StateOneHot(StructuredObservation(Hear2ActEnv(access="T+S")))
+    check(env)
+    assert env.observation_space["state"].shape == (5,)
+    base = StructuredObservation(Hear2ActEnv(access="T+S"))
+    obs, _ = env.reset(seed=4)
+    ref, _ = base.reset(seed=4)
+    seen = set()
+    for option in range(6):  # recommend options in turn: the state changes along the way
+        assert obs["state"].dtype == np.float32 and obs["state"].sum() == 1.0
+        assert int(np.argmax(obs["state"])) == int(ref["state"])
+        seen.add(int(ref["state"]))
+        obs, *_ = env.step(np.array([2, option, 0]))
+        ref, *_ = base.step(np.array([2, option, 0]))
+    assert len(seen) >= 2
+
+
+def test_state_onehot_needs_a_state_key():
+    from hear2act_env.wrappers import StateOneHot
+
+    with pytest.raises(ConfigError, match="'state'"):
+        StateOneHot(StructuredObservation(Hear2ActEnv(access="T")))
