@@ -17,7 +17,7 @@ wrapped around the entry points split the wall time:
 
 The reference, measured in the same run, is SB3's ``PPO`` on Gymnasium's ``CartPole-v1`` with
 the same settings (8 envs in a ``DummyVecEnv``, 2048 steps per rollout, batch 256, 10 epochs,
-2x128 MLP, 1 torch thread): each condition is also reported as a ratio of that rate, which is
+2x128 MLP, 1 torch thread: ``TrainConfig.ppo_kwargs``): each condition is also reported as a ratio of that rate, which is
 what to compare across machines.
 
 With ``--subproc`` the audio condition is also timed (without the breakdown) in a
@@ -82,17 +82,7 @@ def run(access: str, steps: int, vec: str, seed: int = 0) -> tuple[float, dict[s
     n_envs = config.resolved_n_envs()
     thunks = env_thunks(n_envs, spec=spec, **config.env_args())
     venv = SubprocVecEnv(thunks) if vec == "subproc" else DummyVecEnv(thunks)
-    model = MaskablePPO(
-        "MlpPolicy",
-        venv,
-        n_steps=config.resolved_n_steps(),
-        batch_size=config.batch_size,
-        n_epochs=config.n_epochs,
-        gamma=config.gamma,
-        policy_kwargs={"net_arch": list(config.net_arch)},
-        seed=seed,
-        device="cpu",
-    )
+    model = MaskablePPO("MlpPolicy", venv, **config.ppo_kwargs())
     TIMES.clear()
     start = time.perf_counter()
     model.learn(total_timesteps=steps)
@@ -115,16 +105,7 @@ def reference(steps: int, seed: int = 0) -> float:
     torch.set_num_threads(1)
     config = TrainConfig(access="T", timesteps=steps, seed=seed)
     venv = make_vec_env("CartPole-v1", n_envs=config.resolved_n_envs(), seed=seed)
-    model = PPO(
-        "MlpPolicy",
-        venv,
-        n_steps=config.resolved_n_steps(),
-        batch_size=config.batch_size,
-        n_epochs=config.n_epochs,
-        policy_kwargs={"net_arch": list(config.net_arch)},
-        seed=seed,
-        device="cpu",
-    )
+    model = PPO("MlpPolicy", venv, **config.ppo_kwargs())
     start = time.perf_counter()
     model.learn(total_timesteps=steps)
     wall = time.perf_counter() - start

@@ -100,6 +100,24 @@ class TrainConfig:
         """The number of parallel envs."""
         return self.n_envs or (4 if self.audio else 8)
 
+    def ppo_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of the (Maskable)PPO constructor (CPU, no TensorBoard)."""
+        return {
+            "n_steps": self.resolved_n_steps(),
+            "batch_size": self.batch_size,
+            "n_epochs": self.n_epochs,
+            "learning_rate": self.learning_rate,
+            "gamma": self.gamma,
+            "gae_lambda": self.gae_lambda,
+            "ent_coef": self.ent_coef,
+            "clip_range": self.clip_range,
+            "policy_kwargs": {"net_arch": list(self.net_arch)},
+            "seed": self.seed,
+            "device": "cpu",
+            "verbose": 0,
+            "tensorboard_log": None,
+        }
+
     def resolved_n_steps(self) -> int:
         """Steps per env per rollout."""
         return self.n_steps or max(2048 // self.resolved_n_envs(), 16)
@@ -302,24 +320,7 @@ def train_config(config: TrainConfig, out_dir: str | Path, progress: bool = True
     venv.seed(config.seed)
     eval_env = make_env(spec=spec, **config.env_args(config.eval_split, train=False))
 
-    policy_kwargs = {"net_arch": list(config.net_arch)}
-    model = algo_cls(
-        "MlpPolicy",
-        venv,
-        n_steps=config.resolved_n_steps(),
-        batch_size=config.batch_size,
-        n_epochs=config.n_epochs,
-        learning_rate=config.learning_rate,
-        gamma=config.gamma,
-        gae_lambda=config.gae_lambda,
-        ent_coef=config.ent_coef,
-        clip_range=config.clip_range,
-        policy_kwargs=policy_kwargs,
-        seed=config.seed,
-        device="cpu",
-        verbose=0,
-        tensorboard_log=None,
-    )
+    model = algo_cls("MlpPolicy", venv, **config.ppo_kwargs())
 
     if config.init_from:
         say(f"[{out.name}] warm start from {config.init_from}")
