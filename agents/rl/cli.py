@@ -212,16 +212,17 @@ def evaluate_models(
 
 
 def training_scenarios(config_path: Path) -> str | None:
-    """The scenario file a run was trained on, for evaluating it: the recorded path when it
-    exists, else None (the packaged bank) when the recorded checksum is the packaged bank's."""
+    """The scenario file a run was trained on, for evaluating it: None (the packaged bank)
+    when the run's recorded checksum is the packaged bank's (wherever its copy was), else the
+    recorded path, which must exist."""
     from hear2act_env.scenarios.bank import bank_checksum
 
     saved = json.loads(config_path.read_text(encoding="utf-8"))
     path = saved["config"].get("scenarios")
-    if path is None or Path(path).is_file():
-        return path
-    if saved.get("scenarios_sha256") == bank_checksum():
+    if path is None or saved.get("scenarios_sha256") == bank_checksum():
         return None
+    if Path(path).is_file():
+        return path
     raise ConfigError(
         f"{config_path}: the run was trained on {path!r}, which is not here and is not the "
         "packaged bank; pass --scenarios with that file"

@@ -48,6 +48,7 @@ def test_evaluation_finds_the_training_scenarios(tmp_path) -> None:
     here = tmp_path / "bank.jsonl"
     here.write_text("")
     assert training_scenarios(config(str(here), "x")) == str(here)
+    assert training_scenarios(config(str(here), bank_sha)) is None  # a copy of the bank
     assert training_scenarios(config(None, bank_sha)) is None
     assert training_scenarios(config("gone/bank.jsonl", bank_sha)) is None  # same bytes
     with pytest.raises(ConfigError, match="gone/other.jsonl"):
