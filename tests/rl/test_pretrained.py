@@ -75,7 +75,6 @@ def _play(name: str, scenarios: list[str]) -> tuple[float, float]:
     return float(np.mean(success)), float(np.mean(actions))
 
 
-@pytest.mark.slow
 def test_shipped_models_reproduce_the_voice_saves_a_check() -> None:
     """The experiment's headline on 32 test episodes: the voice (A+T) saves most of the check
     that the transcript-only policy (T) makes, like the true state tag (T+S) does."""
