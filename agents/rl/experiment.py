@@ -31,6 +31,7 @@ from typing import Any
 
 from hear2act_env.evaluation import metrics as M
 from hear2act_env.evaluation.records import EpisodeRecord
+from hear2act_env.evaluation.report import errorbar_ci
 from hear2act_env.evaluation.runner import load_records
 from hear2act_env.evaluation.stats import Estimate, bootstrap, paired_difference
 
@@ -370,12 +371,7 @@ def plot_return_vs_cost(
                 )
                 if not pts:
                     continue
-                xs = [p[0] for p in pts]
-                ys = [p[1].value for p in pts]
-                err = [[p[1].value - p[1].low for p in pts], [p[1].high - p[1].value for p in pts]]
-                ax.errorbar(
-                    xs, ys, yerr=err, color=color, ls=ls, marker=marker, capsize=3, label=agent
-                )
+                errorbar_ci(ax, pts, color=color, ls=ls, marker=marker, label=agent)
             ax.set_title(f"{realization}: {'mean return' if i == 0 else 'mean actions'}")
             ax.grid(alpha=0.3)
             if i == 0 and j == 0:
@@ -390,18 +386,7 @@ def plot_return_vs_cost(
                 )
                 if not pts:
                     continue
-                ax.errorbar(
-                    [p[0] for p in pts],
-                    [p[1].value for p in pts],
-                    yerr=[
-                        [p[1].value - p[1].low for p in pts],
-                        [p[1].high - p[1].value for p in pts],
-                    ],
-                    color=color,
-                    marker=marker,
-                    capsize=3,
-                    label=f"PPO({other}) - PPO(T)",
-                )
+                errorbar_ci(ax, pts, color=color, marker=marker, label=f"PPO({other}) - PPO(T)")
             ax.axhline(0.0, color="k", lw=0.8)
             ax.set_title(f"{realization}: return gain over PPO(T) (paired)")
             ax.grid(alpha=0.3)

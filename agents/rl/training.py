@@ -231,15 +231,11 @@ def warm_start(model: Any, spec: EncoderSpec, path: str | Path) -> None:
 
 
 def _versions() -> dict[str, str]:
-    from importlib import metadata
+    from hear2act_env.versions import installed_versions
 
-    out = {}
-    for dist in ("hear2act-env", "gymnasium", "numpy", "torch", "stable-baselines3", "sb3-contrib"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
+    return installed_versions(
+        ("hear2act-env", "gymnasium", "numpy", "torch", "stable-baselines3", "sb3-contrib")
+    )
 
 
 def _scenario_digest(scenarios: str | None) -> str:

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hear2act_env.evaluation import metrics as M
 from hear2act_env.evaluation.records import EpisodeRecord
@@ -81,6 +82,17 @@ def pooled_rows(
         )
         for (realization, condition), recs in by.items()
     ]
+
+
+def errorbar_ci(ax: Any, points: Sequence[tuple[Any, Estimate]], **style: Any) -> None:
+    """Plot ``(x, Estimate)`` points on a matplotlib axis with their CIs as error bars."""
+    ax.errorbar(
+        [x for x, _ in points],
+        [e.value for _, e in points],
+        yerr=[[e.value - e.low for _, e in points], [e.high - e.value for _, e in points]],
+        capsize=3,
+        **style,
+    )
 
 
 def format_table(
@@ -224,17 +236,7 @@ def plot_all(records: Sequence[EpisodeRecord], rows: Sequence[Row], folder: Path
                 if (agent, "prosody", c) in by
             ]
             if pts:
-                ax.errorbar(
-                    [p[0] for p in pts],
-                    [p[1].value for p in pts],
-                    yerr=[
-                        [p[1].value - p[1].low for p in pts],
-                        [p[1].high - p[1].value for p in pts],
-                    ],
-                    marker="o",
-                    capsize=3,
-                    label=agent,
-                )
+                errorbar_ci(ax, pts, marker="o", label=agent)
         ax.set_title("State fidelity (Prosody-mediated): Success % (95% CI)")
         ax.tick_params(axis="x", rotation=20)
         ax.legend(fontsize=7)

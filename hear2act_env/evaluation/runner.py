@@ -20,7 +20,6 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -32,6 +31,7 @@ from hear2act_env.evaluation.records import EpisodeKey, EpisodeRecord, record_fr
 from hear2act_env.evaluation.rollout import play, wrap_for
 from hear2act_env.policy import Policy
 from hear2act_env.protocol.engine import REALIZATIONS
+from hear2act_env.versions import installed_versions
 
 Backend = Literal["serial", "thread", "process", "ray"]
 BACKENDS: tuple[str, ...] = get_args(Backend)
@@ -172,12 +172,9 @@ def manifest(config: GridConfig) -> dict[str, Any]:
     from hear2act_env import __version__
     from hear2act_env.scenarios.bank import bank_checksum
 
-    versions = {}
-    for dist in ("gymnasium", "numpy", "torch", "transformers", "stable-baselines3", "ray"):
-        try:
-            versions[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
+    versions = installed_versions(
+        ("gymnasium", "numpy", "torch", "transformers", "stable-baselines3", "ray")
+    )
     return {
         "config": config.to_dict(),
         "hear2act_env": __version__,
