@@ -1,5 +1,8 @@
-"""Policies for hear2act-env: rule baselines (and, with extras, LLM and RL agents)."""
+"""hear2act_agents: policies for hear2act-env (rule baselines; with extras, LLM and RL agents).
 
-from agents.registry import AGENTS, make_agent
+The repository keeps these in its ``agents/`` folder; they install as ``hear2act_agents``.
+"""
 
-__all__ = ["AGENTS", "make_agent"]
+from hear2act_agents.registry import AGENT_KINDS, BASELINES, AgentFactory, make_agent
+
+__all__ = ["AGENT_KINDS", "BASELINES", "AgentFactory", "make_agent"]

@@ -7,13 +7,16 @@ from typing import Any
 
 import numpy as np
 
+from hear2act_env.errors import ConfigError
 from hear2act_env.lexical import SURFACES
+from hear2act_env.policy import Policy
 from hear2act_env.protocol.delivery import State
 from hear2act_env.protocol.engine import N_ACTS, N_OPTIONS, N_TOPICS, Act
 
 ACCEPTING = (SURFACES.index("accept"), SURFACES.index("nothing_else"))
 NOTHING_ELSE = SURFACES.index("nothing_else")
 OPEN = 0
+SPOKEN_ACTS = np.array([int(Act.ASK), int(Act.RECOMMEND), int(Act.CONFIRM)])
 
 
 def action(act: Act, option: int = 0, topic: int = 0) -> np.ndarray:
@@ -34,23 +37,29 @@ def fits_known(obs: dict[str, Any], option: int) -> bool:
     return bool(np.all(obs["fit"][option] >= 0))
 
 
-class RandomPolicy:
-    """Uniformly random actions (seeded per episode)."""
+class RandomPolicy(Policy):
+    """Uniformly random actions (seeded per episode); never CLARIFY when ``allow_clarify`` is
+    False (a spoken assistant)."""
 
     name = "random"
     observation_kind = "text"
 
-    def __init__(self) -> None:
+    def __init__(self, allow_clarify: bool = True) -> None:
+        self.allow_clarify = allow_clarify
         self._rng = np.random.default_rng(0)
 
     def reset(self, observation: dict[str, Any], seed: int | None = None) -> None:
         self._rng = np.random.default_rng(seed)
 
     def act(self, observation: dict[str, Any]) -> np.ndarray:
-        return self._rng.integers(0, [N_ACTS, N_OPTIONS, N_TOPICS]).astype(np.int64)
+        if self.allow_clarify:
+            return self._rng.integers(0, [N_ACTS, N_OPTIONS, N_TOPICS]).astype(np.int64)
+        act = self._rng.choice(SPOKEN_ACTS)
+        option, topic = self._rng.integers(0, [N_OPTIONS, N_TOPICS])
+        return np.array([act, option, topic], dtype=np.int64)
 
 
-class EagerPolicy:
+class EagerPolicy(Policy):
     """Confirms the opening recommendation at once: the premature closer."""
 
     name = "eager"
@@ -63,7 +72,7 @@ class EagerPolicy:
         return action(Act.CONFIRM)
 
 
-class ThoroughPolicy:
+class ThoroughPolicy(Policy):
     """Asks about every attribute, recommends the best fit of what it learned, then confirms."""
 
     name = "thorough"
@@ -84,7 +93,7 @@ class ThoroughPolicy:
         return action(Act.CONFIRM)
 
 
-class _Gatherer:
+class _Gatherer(Policy):
     """Shared logic: move to a better known fit when one exists, else ask an open question."""
 
     observation_kind = "structured"
@@ -145,7 +154,7 @@ class ProberPolicy(_Gatherer):
         return self._gather(observation)
 
 
-class OraclePolicy:
+class OraclePolicy(Policy):
     """Knows the answer (privileged ground truth): recommends ``best`` and confirms. The ceiling."""
 
     name = "oracle"
@@ -159,3 +168,26 @@ class OraclePolicy:
         if int(observation["current"]) != best:
             return action(Act.RECOMMEND, option=best)
         return action(Act.CONFIRM)
+
+
+#: Baseline name -> class. None of them but ``random`` could CLARIFY, so only it takes the
+#: spoken-assistant option into account.
+BASELINES: dict[str, type[Policy]] = {
+    "random": RandomPolicy,
+    "eager": EagerPolicy,
+    "thorough": ThoroughPolicy,
+    "state-aware": StateAwarePolicy,
+    "prober": ProberPolicy,
+    "oracle": OraclePolicy,
+}
+
+
+def make_baseline(spec: str, *, allow_clarify: bool = True) -> Policy:
+    """The baseline ``spec`` (a name in ``BASELINES``, optionally as ``baseline:NAME``)."""
+    name = spec.removeprefix("baseline:")
+    cls = BASELINES.get(name)
+    if cls is None:
+        raise ConfigError(f"agent: unknown baseline {name!r}; known: {sorted(BASELINES)}")
+    if cls is RandomPolicy:
+        return RandomPolicy(allow_clarify=allow_clarify)
+    return cls()

@@ -6,9 +6,8 @@ A perceiver turns a waveform into text that any decision agent can read (through
 - ``AudioClassifierPerceiver``: a ``transformers`` audio-classification model from a local
   folder (e.g. a wav2vec2 or HuBERT emotion recognizer such as SUPERB-ER or an IEMOCAP model),
   worded as "The speaker sounds sad (0.71)." (generic affect labels).
-- ``AudioLLMPerceiver``: the first stage of the two-stage T+S-hat: an audio LLM hears the
-  latest user turn with the dialogue and says in one sentence whether the current
-  recommendation sounds resolved.
+- ``hear2act_agents.llm.perceiver.AudioLLMPerceiver`` (in the LLM package, which builds it for
+  ``perceiver="self"``): the first stage of the two-stage T+S-hat, an audio LLM.
 - ``ReferenceProsodyPerceiver``: the project's prosodic-feature logistic model
   (``hear2act_env.speech.perception.LogisticModel``).
 """
@@ -25,7 +24,6 @@ from hear2act_env.errors import ConfigError
 
 __all__ = [
     "AudioClassifierPerceiver",
-    "AudioLLMPerceiver",
     "Perceiver",
     "ReferenceProsodyPerceiver",
     "make_perceiver",
@@ -61,7 +59,7 @@ EMOTION_WORDS = {
 }
 
 
-def _to_rate(audio: np.ndarray, sample_rate: int, target: int) -> np.ndarray:
+def to_rate(audio: np.ndarray, sample_rate: int, target: int) -> np.ndarray:
     audio = np.asarray(audio, dtype=np.float32).reshape(-1)
     if sample_rate == target or audio.size == 0:
         return audio
@@ -86,8 +84,12 @@ class AudioClassifierPerceiver:
         words: dict[str, str] | None = None,
         name: str | None = None,
     ) -> None:
-        from agents.llm.backends.base import require
-        from agents.llm.backends.hf_common import load_error, pick_device, resolve_model_path
+        from hear2act_agents.loading import (
+            load_error,
+            pick_device,
+            require,
+            resolve_model_path,
+        )
 
         tf = require("transformers")
         self._torch = require("torch")
@@ -112,7 +114,7 @@ class AudioClassifierPerceiver:
     def scores(self, audio: np.ndarray, sample_rate: int) -> list[tuple[str, float]]:
         """(label in words, probability) for every class, most likely first."""
         torch = self._torch
-        x = _to_rate(audio, sample_rate, self.sampling_rate)
+        x = to_rate(audio, sample_rate, self.sampling_rate)
         with self._lock, torch.no_grad():
             inputs = self.extractor(x, sampling_rate=self.sampling_rate, return_tensors="pt").to(
                 self.device
@@ -139,47 +141,6 @@ class AudioClassifierPerceiver:
         return sentence + "."
 
 
-class AudioLLMPerceiver:
-    """First stage of T+S-hat: an audio LLM backend infers the state from the latest audio.
-
-    ``backend`` is an audio-capable ``ChatBackend`` (``Qwen2AudioBackend``,
-    ``Qwen25OmniBackend``, or an ``OpenAIChatBackend`` with ``send_audio=True``). The reply's
-    first sentence is the perception; an empty or failed reply gives a neutral sentence (and
-    counts in ``errors``).
-    """
-
-    FAILED = "The user's state could not be inferred from the recording."
-
-    def __init__(self, backend: Any, *, domain: str | None = None, name: str | None = None):
-        if not getattr(backend, "supports_audio", False):
-            raise ConfigError(f"{getattr(backend, 'name', backend)!r} cannot take audio")
-        self.backend = backend
-        self.domain = domain
-        self.name = name or f"stage1:{backend.name}"
-        self.errors = 0
-        self.seed: int | None = None
-        self.run = 0
-
-    def perceive(self, audio: np.ndarray, sample_rate: int, context: str = "") -> str:
-        from agents.llm.backends.base import BackendError
-        from agents.llm.prompting import build_perception_messages, first_sentence
-
-        audio = _to_rate(audio, sample_rate, 16_000)
-        if audio.size == 0:
-            return NO_AUDIO
-        messages = build_perception_messages(context, self.domain)
-        try:
-            reply = self.backend.complete(messages, audio=audio, seed=self.seed, run=self.run)
-        except BackendError:
-            self.errors += 1
-            return self.FAILED
-        sentence = first_sentence(reply)
-        if not sentence:
-            self.errors += 1
-            return self.FAILED
-        return sentence
-
-
 class ReferenceProsodyPerceiver:
     """The reference prosody classifier (prosodic features + ``LogisticModel``)."""
 
@@ -192,9 +153,10 @@ class ReferenceProsodyPerceiver:
         self.name = name
 
     def perceive(self, audio: np.ndarray, sample_rate: int, context: str = "") -> str:
-        from hear2act_env.speech.features import SAMPLE_RATE, prosodic_features
+        from hear2act_env.constants import SAMPLE_RATE
+        from hear2act_env.speech.features import prosodic_features
 
-        audio = _to_rate(audio, sample_rate, SAMPLE_RATE)
+        audio = to_rate(audio, sample_rate, SAMPLE_RATE)
         if audio.size == 0:
             return NO_AUDIO
         p = float(self.model.predict_proba(prosodic_features(audio, SAMPLE_RATE)[None, :])[0])
@@ -206,26 +168,22 @@ class ReferenceProsodyPerceiver:
         )
 
 
-def make_perceiver(spec: Any, *, backend: Any = None, device: str | None = None) -> Any:
-    """A perceiver from a spec: an object with ``perceive`` (returned as is), ``"self"``
-    (an ``AudioLLMPerceiver`` on ``backend``), ``"affect:PATH"`` (an
-    ``AudioClassifierPerceiver``) or ``"prosody:PATH"`` (a saved reference ``LogisticModel``)."""
+def make_perceiver(spec: Any, *, device: str | None = None) -> Any:
+    """A perceiver from a spec: an object with ``perceive`` (returned as is), ``"affect:PATH"``
+    (an ``AudioClassifierPerceiver``) or ``"prosody:PATH"`` (a saved reference
+    ``LogisticModel``). ``"self"`` (an audio LLM's own first stage) is built by
+    ``hear2act_agents.llm.factory.make_llm_agent``."""
     if spec is None or callable(getattr(spec, "perceive", None)):
         return spec
     if not isinstance(spec, str):
         raise ConfigError(f"perceiver: expected a perceiver object or a spec string, got {spec!r}")
-    if spec == "self":
-        if backend is None or not getattr(backend, "supports_audio", False):
-            raise ConfigError(
-                "perceiver 'self' needs an audio LLM spec (qwen2-audio:, qwen2.5-omni:)"
-            )
-        return AudioLLMPerceiver(backend)
     kind, sep, rest = spec.partition(":")
     if sep and kind == "affect" and rest:
         return AudioClassifierPerceiver(rest, device=device)
     if sep and kind == "prosody" and rest:
         return ReferenceProsodyPerceiver(rest)
     raise ConfigError(
-        f"perceiver: unknown spec {spec!r}; known: 'self', 'affect:PATH', 'prosody:PATH', or "
+        f"perceiver: unknown spec {spec!r}; known: 'self' (audio LLM agents), 'affect:PATH', "
+        "'prosody:PATH', or "
         "an object with perceive(audio, sample_rate, context)"
     )

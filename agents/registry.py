@@ -1,64 +1,108 @@
-"""The agent registry: one alias table for the baselines, and prefixed specs for model agents.
+"""The agent registry: one table from an agent spec's prefix to the factory that builds it.
 
-``make_agent("prober")`` builds a baseline; ``make_agent("openai:MODEL", base_url=...)``,
-``"hf:PATH"``, ``"qwen2-audio:PATH"`` and ``"qwen2.5-omni:PATH"`` build LLM agents
-(``agents.llm``); ``"ppo:PATH"`` loads a trained RL policy (``agents.rl``). Unknown names raise
-``ConfigError`` (a ``ValueError``) listing what is known.
+A spec is a baseline name (``"prober"``) or ``PREFIX:REST``: ``openai:MODEL``, ``hf:PATH``,
+``qwen2-audio:PATH``, ``qwen2.5-omni:PATH`` (LLM agents, ``hear2act_agents.llm``),
+``ppo:PATH`` or ``maskable-ppo:PATH`` (a trained RL policy, ``hear2act_agents.rl``; PATH may be a
+shipped model's name). Every factory has the signature ``factory(spec, *, allow_clarify=True,
+**settings) -> Policy``; ``allow_clarify=False`` makes a spoken assistant that never CLARIFYs.
+Only LLM kinds take settings. Factories are imported on first use, so this module stays light
+(no torch). Unknown specs raise ``ConfigError`` (a ``ValueError``) naming what is known.
+
+    make_agent("prober")
+    make_agent("openai:gpt-4o-mini", base_url="http://localhost:8000/v1", temperature=0)
+    make_agent("ppo:prosody-T-c0.05", allow_clarify=False)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.baselines import (
-    EagerPolicy,
-    OraclePolicy,
-    ProberPolicy,
-    RandomPolicy,
-    StateAwarePolicy,
-    ThoroughPolicy,
-)
+from hear2act_agents.baselines import BASELINES
 from hear2act_env.errors import ConfigError
-from hear2act_env.policy import Policy
+from hear2act_env.policy import Policy, check_policy
 
-AGENTS: dict[str, Callable[[], Policy]] = {
-    "random": RandomPolicy,
-    "eager": EagerPolicy,
-    "thorough": ThoroughPolicy,
-    "state-aware": StateAwarePolicy,
-    "prober": ProberPolicy,
-    "oracle": OraclePolicy,
+__all__ = ["AGENT_KINDS", "BASELINES", "AgentFactory", "AgentKind", "agent_kind", "make_agent"]
+
+
+@dataclass(frozen=True)
+class AgentKind:
+    """One row of the registry: where the factory lives and what it accepts."""
+
+    factory: str  # "module:function", imported on first use
+    takes_settings: bool  # model settings (base_url, perceiver, cache_dir, temperature, ...)
+    help: str
+
+    def build(self, spec: str, allow_clarify: bool, settings: dict[str, Any]) -> Policy:
+        module, _, function = self.factory.partition(":")
+        make = getattr(importlib.import_module(module), function)
+        return make(spec, allow_clarify=allow_clarify, **settings)
+
+
+_LLM = "hear2act_agents.llm.factory:make_llm_agent"
+_RL = "hear2act_agents.rl.policy:make_rl_agent"
+
+#: Spec prefix -> kind. ``baseline`` also stands for specs without a prefix.
+AGENT_KINDS: dict[str, AgentKind] = {
+    "baseline": AgentKind(
+        "hear2act_agents.baselines:make_baseline", False, "rule baseline: " + ", ".join(BASELINES)
+    ),
+    "openai": AgentKind(_LLM, True, "openai:MODEL, a model behind an OpenAI-compatible API"),
+    "hf": AgentKind(_LLM, True, "hf:PATH, a local transformers chat model"),
+    "qwen2-audio": AgentKind(_LLM, True, "qwen2-audio:PATH, a local Qwen2-Audio model"),
+    "qwen2.5-omni": AgentKind(_LLM, True, "qwen2.5-omni:PATH, a local Qwen2.5-Omni thinker"),
+    "ppo": AgentKind(_RL, False, "ppo:PATH, a trained RL run folder or shipped model name"),
+    "maskable-ppo": AgentKind(_RL, False, "maskable-ppo:PATH, the same as ppo:PATH"),
 }
-LLM_PREFIXES = ("openai", "hf", "qwen2-audio", "qwen2.5-omni")
-RL_PREFIXES = ("ppo",)
 
 
-def make_agent(name: str, **options: Any) -> Policy:
-    """Build the agent ``name`` (``options`` go to model agents' factories)."""
-    if name in AGENTS:
-        if options:
-            raise ConfigError(f"agent {name!r}: baselines take no options, got {sorted(options)}")
-        return AGENTS[name]()
-    prefix = name.partition(":")[0]
-    if prefix in LLM_PREFIXES:
-        from agents.llm.factory import make_llm_agent
+def _known() -> list[str]:
+    return sorted(BASELINES) + [f"{p}:..." for p in AGENT_KINDS if p != "baseline"]
 
-        return make_llm_agent(name, **options)
-    if prefix in RL_PREFIXES:
-        from agents.rl.policy import make_rl_agent
 
-        return make_rl_agent(name, **options)
-    known = sorted(AGENTS) + [f"{p}:..." for p in LLM_PREFIXES + RL_PREFIXES]
-    raise ConfigError(f"agent: unknown name {name!r}; known agents: {known}")
+def agent_kind(spec: str) -> tuple[str, AgentKind]:
+    """``(prefix, kind)`` of ``spec``; unknown specs raise ``ConfigError``."""
+    if not isinstance(spec, str) or not spec:
+        raise ConfigError(f"agent: got {spec!r}, expected a name or PREFIX:REST spec")
+    prefix, sep, rest = spec.partition(":")
+    if not sep:
+        if spec in BASELINES:
+            return "baseline", AGENT_KINDS["baseline"]
+        raise ConfigError(f"agent: unknown name {spec!r}; known agents: {_known()}")
+    kind = AGENT_KINDS.get(prefix)
+    if kind is None:
+        raise ConfigError(f"agent: unknown prefix in {spec!r}; known agents: {_known()}")
+    if not rest:
+        raise ConfigError(f"agent: {spec!r} has nothing after '{prefix}:'")
+    return prefix, kind
+
+
+def make_agent(spec: str, *, allow_clarify: bool = True, **settings: Any) -> Policy:
+    """Build the agent ``spec``. ``settings`` go to LLM agents; other kinds take none."""
+    prefix, kind = agent_kind(spec)
+    if settings and not kind.takes_settings:
+        raise ConfigError(
+            f"agent {spec!r} ({prefix}) takes no settings, got {sorted(settings)}; settings "
+            "apply to LLM agents (openai:, hf:, qwen2-audio:, qwen2.5-omni:)"
+        )
+    policy = kind.build(spec, bool(allow_clarify), settings)
+    check_policy(policy, f"agent {spec!r}")
+    return policy
 
 
 @dataclass(frozen=True)
 class AgentFactory:
-    """A picklable ``name -> Policy`` factory carrying model-agent options (for the runner)."""
+    """A picklable ``spec -> Policy`` factory for the runner.
 
-    options: dict[str, Any] = field(default_factory=dict)
+    ``settings`` reach the kinds that take settings (LLM agents) and no others, so one grid can
+    hold an LLM agent and baselines; ``allow_clarify`` reaches every agent.
+    """
 
-    def __call__(self, name: str) -> Policy:
-        return make_agent(name, **(self.options if name not in AGENTS else {}))
+    settings: dict[str, Any] = field(default_factory=dict)
+    allow_clarify: bool = True
+
+    def __call__(self, spec: str) -> Policy:
+        _, kind = agent_kind(spec)
+        settings = self.settings if kind.takes_settings else {}
+        return make_agent(spec, allow_clarify=self.allow_clarify, **settings)

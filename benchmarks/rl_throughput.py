@@ -3,7 +3,7 @@ the time goes (rendering, prosodic features, engine, observation wrappers, PPO i
 
     python benchmarks/rl_throughput.py [--steps 8192] [--audio-steps 2048] [--access T T+S A+T]
 
-For each access condition the full training stack (``agents.rl.envs.make_env``) runs under
+For each access condition the full training stack (``hear2act_agents.rl.envs.make_env``) runs under
 ``MaskablePPO.learn`` in a ``DummyVecEnv`` (everything in this process, so it can be timed)
 with the training defaults (8 envs for text, 4 for audio, 2048 steps per rollout). Timers
 wrapped around the entry points split the wall time:
@@ -52,7 +52,7 @@ def _timed(cls: type, name: str, bucket: str) -> None:
 
 def instrument() -> None:
     """Wrap the entry points with timers (once per process)."""
-    from agents.rl.encoding import RLObservation
+    from hear2act_agents.rl.encoding import RLObservation
     from hear2act_env.env import Hear2ActEnv
     from hear2act_env.wrappers.prosody import ProsodyTracker
     from hear2act_env.wrappers.structured import StructuredObservation
@@ -72,9 +72,9 @@ def run(access: str, steps: int, vec: str, seed: int = 0) -> tuple[float, dict[s
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from agents.rl.encoding import EncoderSpec
-    from agents.rl.envs import env_thunks
-    from agents.rl.training import TrainConfig
+    from hear2act_agents.rl.encoding import EncoderSpec
+    from hear2act_agents.rl.envs import env_thunks
+    from hear2act_agents.rl.training import TrainConfig
 
     torch.set_num_threads(1)
     config = TrainConfig(access=access, timesteps=steps, seed=seed)
@@ -100,7 +100,7 @@ def reference(steps: int, seed: int = 0) -> float:
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_util import make_vec_env
 
-    from agents.rl.training import TrainConfig
+    from hear2act_agents.rl.training import TrainConfig
 
     torch.set_num_threads(1)
     config = TrainConfig(access="T", timesteps=steps, seed=seed)

@@ -1,6 +1,6 @@
 """Runner throughput per backend, and its overhead over bare env stepping with the same policy.
 
-    python benchmarks/runner_scaling.py [--agent prober] [--scenarios 480]
+    python benchmarks/runner_scaling.py [--agent prober] [--n-scenarios 480]
 
 Grid: one agent x 2 realizations x (T, T+S) x scenarios. "bare" plays the same episodes in a
 plain loop (same env, wrappers, policy and seeds) without records or files. Goal: serial runner
@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from agents.registry import make_agent
+from hear2act_agents.registry import make_agent
 from hear2act_env.evaluation.rollout import play
 from hear2act_env.evaluation.runner import GridConfig, _wrapped_env, run_grid
 from hear2act_env.scenarios.bank import load_bank
@@ -46,12 +46,12 @@ def timed_grid(config: GridConfig, backend: str, workers: int, clock=time.perf_c
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--agent", default="prober")
-    parser.add_argument("--scenarios", type=int, default=480)
+    parser.add_argument("--n-scenarios", type=int, default=480, help="how many scenarios")
     parser.add_argument("--no-ray", action="store_true")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--runs", type=int, default=1, help="runs per scenario (a bigger grid)")
     args = parser.parse_args()
-    ids = tuple(s.id for s in load_bank()[: args.scenarios])
+    ids = tuple(s.id for s in load_bank()[: args.n_scenarios])
     config = GridConfig(agents=(args.agent,), scenarios=ids, runs=args.runs)
     n = len(config.keys())
     bare(config)  # warm caches (bank, envs)

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from hear2act_env.conditions import (
+    SPLIT_CHOICES,
+    STATE_FIDELITY,
+    Access,
+    AccessName,
+    SplitChoice,
+    StateFidelity,
+)
+from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.errors import ConfigError, MissingExtraError
+from hear2act_env.lexical import SURFACE_OF, LexicalView
 from hear2act_env.protocol.delivery import STATE_WITHHELD, State
 from hear2act_env.protocol.engine import (
     N_ACTS,
@@ -28,17 +38,9 @@ from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.protocol.validator import TEXT_CHARSET
 from hear2act_env.scenarios.bank import load_bank, load_scenarios
 
-Access = Literal["T", "A", "A+T", "T+S", "A+T+S"]
-StateFidelity = Literal["correct", "none", "always_resolved", "always_unresolved", "shuffled"]
-SplitChoice = Literal["train", "test", "all"]
-ACCESS: tuple[str, ...] = get_args(Access)
-STATE_FIDELITY: tuple[str, ...] = get_args(StateFidelity)
-SPLIT_CHOICES: tuple[str, ...] = get_args(SplitChoice)
-AUDIO_ACCESS = frozenset({"A", "A+T", "A+T+S"})
 TRANSCRIPT_MAX = 32_768
 OPTIONS_MAX = 8_192
 DOMAIN_MAX = 128
-SAMPLE_RATE = 16_000
 #: Default ``prosody_strength`` (calibrated: see README, "Speech channel").
 DEFAULT_PROSODY_STRENGTH = 1.0
 #: Waveforms each env keeps in memory (about 100 kB each) in front of the disk cache.
@@ -51,14 +53,27 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
     """Find the best of 11 options for a user whose three needs are unstated.
 
     ## Description
-    Each episode plays one Hear2Act scenario. The user opens with a request that states one
-    visible requirement and implies a favored attribute; the assistant's opening recommendation
-    (the ``attractive`` option, which misses the user's L3 need) and the user's reaction are
-    already in the first observation. The agent then gathers information and recommends until it
-    confirms an option. A deterministic user engine answers each action (DESIGN 3.4). Under the
-    ``prosody`` realization a recommendation that misses L2 or L3 gets an accepting line from a
-    pool shared with genuinely resolved replies: the unmet need is only in the voice (and in the
-    ``state`` tag when access includes S). Under ``explicit`` it is stated in words.
+    Each episode plays one Hear2Act scenario: a service domain (hotels, dentists, ...), a user
+    request and 11 options described by 8 attributes. The user has three hidden needs, in
+    priority order: **L1** a hard constraint, **L2** a strong preference and **L3** a moderate
+    one; the request states only a visible *requirement* and a *favored* attribute ("the less
+    it costs the better"). The **best** option meets the requirement and all three needs and
+    is the strictly best such option on the favored attribute (a **safe** one meets everything
+    too but is worse there). The assistant opens with the **attractive** option: the one that
+    looks best from the request alone (ahead on the favored attribute of every option meeting
+    the requirement), meets the requirement, L1 and L2, and misses L3 (roles and patterns:
+    ``docs/protocol.md``). The user's reaction to that opening is already in the first
+    observation. The agent then asks, clarifies and recommends until it confirms an option. A
+    deterministic user engine answers each action (``docs/protocol.md#user-engine``). Under the
+    ``prosody`` realization a recommendation that misses L2 or L3 gets an accepting line from
+    the pool that genuinely resolved replies use: the unmet need is only in the voice (and in
+    the ``state`` tag when access includes S). Under ``explicit`` the words say it.
+
+        >>> import gymnasium as gym
+        >>> import hear2act_env
+        >>> env = gym.make("Hear2Act-Prosody-Text-v0", turn_cost=0.05, split="test")
+        >>> obs, info = env.reset(seed=0)
+        >>> obs, reward, terminated, truncated, info = env.step([0, 0, 0])  # an open question
 
     ## Action Space
     ``MultiDiscrete([4, 11, 9])`` = (act, option, topic). act: 0 ASK, 1 CLARIFY, 2 RECOMMEND,
@@ -77,9 +92,12 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
     - ``turn``: ``Discrete(max_actions + 1)``, agent actions taken so far.
     - ``state`` (access with S): ``Discrete(5)``, the latest user turn's state: 0 withheld,
       1 resolved, 2 reluctant, 3 concern, 4 rejection, after the ``state_fidelity`` intervention.
+    - ``audio`` (access with A): ``Box(-1, 1, (n,), float32)``, the latest user turn at 16 kHz,
+      zero-padded to ``n = max_audio_seconds * 16000`` samples; ``audio_length``: a 0-d
+      ``Box`` with the number of valid samples.
 
     Text spaces need ``gymnasium.vector.AsyncVectorEnv(..., shared_memory=False)``; SB3 needs a
-    numeric observation wrapper.
+    numeric observation wrapper (``hear2act_env.wrappers.StructuredObservation``).
 
     ## Rewards
     1.0 at the end of an episode whose final option is the ``best`` one, else 0; minus
@@ -97,8 +115,9 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
 
     ## Arguments
     - ``realization``: ``"prosody"`` (Prosody-mediated) or ``"explicit"`` (Explicit lexical).
-    - ``access``: ``"T"``, ``"T+S"``; audio conditions ``"A"``, ``"A+T"``, ``"A+T+S"`` need the
-      speech channel.
+    - ``access``: which channels the agent gets, ``"T"`` (transcript), ``"T+S"`` (plus the state
+      tag), ``"A"``, ``"A+T"``, ``"A+T+S"`` (with audio: needs the ``audio`` extra), or an
+      ``hear2act_env.conditions.Access`` value.
     - ``state_fidelity``: what S shows: ``"correct"``, ``"none"`` (always 0), ``"always_resolved"``
       (1), ``"always_unresolved"`` (2), ``"shuffled"`` (the true tag of a uniformly drawn user
       turn of this episode so far).
@@ -109,11 +128,26 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
     - ``scenario``: a scenario id to play every episode.
     - ``scenarios``: a path to a JSON/JSONL scenario file, or a sequence of ``Scenario``; default
       the shipped bank.
-    - ``render_mode``: ``"ansi"`` returns the transcript with state and delivery tags.
+    - ``render_mode``: ``"ansi"``: ``render()`` returns the transcript with state and delivery
+      tags (``[state/delivery]``) on every user turn.
+    - ``renderer``: the text-to-speech renderer for audio access (any object following
+      ``hear2act_env.speech.utterance.Renderer``); default espeak-ng.
+    - ``prosody_strength``: how far delivery labels move the voice from neutral, in [0, 2]
+      (0: every label sounds the same; 1: the calibrated default).
+    - ``audio_cache``: a folder for rendered audio, True/None for the default folder
+      (``$HEAR2ACT_CACHE_DIR`` or ``~/.cache/hear2act-env/audio``), False for memory only.
+    - ``max_audio_seconds``: length of the ``audio`` buffer in seconds, in (0, 120] (default 15;
+      longer turns are cut).
 
     ## Info
-    ``is_success``, ``final_option``, ``invalid_action``, ``revealed``, ``state``, ``delivery``,
-    ``last_turn``, ``truth`` (DESIGN 3.6), plus ``scenario_id`` and ``actions``.
+    ``is_success``, ``final_option`` (0-based, set when the episode ends), ``invalid_action``,
+    ``revealed`` (needs put into words so far, "L1".."L3"), ``state`` and ``delivery`` of the
+    latest user turn, ``last_turn`` (the act, option, topic, reply kind and the current
+    option's pattern), ``truth`` (best and attractive options, every option's pattern, every
+    topic's role: for metrics, never for agents), ``scenario_id`` and ``actions``.
+
+    ## Wrapper-facing API
+    ``lexical_view()`` returns what the words have said so far (``hear2act_env.lexical``).
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
@@ -121,7 +155,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
     def __init__(
         self,
         realization: Realization = "prosody",
-        access: Access = "T",
+        access: AccessName | Access = "T",
         state_fidelity: StateFidelity = "correct",
         allow_clarify: bool = True,
         turn_cost: float = 0.0,
@@ -136,7 +170,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
         max_audio_seconds: float = 15.0,
     ) -> None:
         _check_choice("realization", realization, REALIZATIONS)
-        _check_choice("access", access, ACCESS)
+        channels = Access.parse(access)
         _check_choice("state_fidelity", state_fidelity, STATE_FIDELITY)
         _check_choice("split", split, SPLIT_CHOICES)
         if render_mode is not None:
@@ -154,7 +188,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
                 f"max_audio_seconds: got {max_audio_seconds!r}, expected a number in (0, 120]"
             )
         self.realization = realization
-        self.access = access
+        self.channels = channels
+        self.access = str(channels)
         self.state_fidelity = state_fidelity
         self.allow_clarify = bool(allow_clarify)
         self.turn_cost = float(turn_cost)
@@ -168,14 +203,11 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
                 f"scenario: {scenario!r} is not among the {len(self.scenarios)} scenarios of split {split!r}"
             )
         self.fixed_scenario = scenario
-        self.with_text = "T" in access
-        self.with_state = "S" in access
-        self.with_audio = access in AUDIO_ACCESS
         self.prosody_strength = float(prosody_strength)
         self.max_audio_samples = int(round(max_audio_seconds * SAMPLE_RATE))
         self._renderer_arg, self._cache_arg = renderer, audio_cache
         self._speech: Any = None  # (renderer, cache), built lazily per process
-        if self.with_audio:
+        if self.channels.audio:
             self._speaker()  # fail now, not mid-episode, when the audio extra is missing
 
         self.action_space = spaces.MultiDiscrete([N_ACTS, N_OPTIONS, N_TOPICS])
@@ -185,9 +217,9 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
             "options": spaces.Text(OPTIONS_MAX, min_length=1, charset=TEXT_CHARSET),
             "turn": spaces.Discrete(self.max_actions + 1),
         }
-        if self.with_state:
+        if self.channels.state:
             obs["state"] = spaces.Discrete(5)
-        if self.with_audio:
+        if self.channels.audio:
             n = self.max_audio_samples
             obs["audio"] = spaces.Box(-1.0, 1.0, (n,), np.float32)
             obs["audio_length"] = spaces.Box(0, n, (), np.int64)
@@ -221,6 +253,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
                 np.array([c.values for c in scenario.candidates], dtype=np.int64),
             )
         facts, self._options_text, self._values = cached
+        self._attribute_index = {a.key: i for i, a in enumerate(scenario.attributes)}
         self._engine = UserEngine(scenario, self.realization, self.allow_clarify, facts)
         self._lines: list[str] = []
         self._log: list[tuple[str, str]] = []  # (speaker line, tag) for render
@@ -275,7 +308,46 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
     def render(self) -> str | None:
         if self.render_mode != "ansi":
             return None
+        if self._engine is None:
+            raise gym.error.ResetNeeded("call reset() before render(): no episode to show yet")
         return "\n".join(f"{line}{tag}" for line, tag in self._log) + "\n"
+
+    # -- wrapper-facing API --------------------------------------------------------------
+    def lexical_view(self) -> LexicalView:
+        """What the dialogue has said in words so far (see ``hear2act_env.lexical``).
+
+        The option table, the request's requirement and favored direction, the needs the user
+        has put into words, the option under discussion, the latest reply's surface class, the
+        actions taken and the topics asked. Never the state or an unsaid need.
+        """
+        engine, scenario = self._engine, self.scenario
+        if engine is None or scenario is None:
+            raise gym.error.ResetNeeded("call reset() before reading the lexical view")
+        index = self._attribute_index
+        needs = {
+            scenario.needs[i].level: (
+                index[scenario.needs[i].attribute],
+                frozenset(scenario.needs[i].satisfied_by),
+            )
+            for i in sorted(engine.revealed)
+        }
+        return LexicalView(
+            values=self._values,
+            n_levels=tuple(len(a.levels) for a in scenario.attributes),
+            requirement=(
+                index[scenario.requirement.attribute],
+                frozenset(scenario.requirement.satisfied_by),
+            ),
+            favored=(
+                index[scenario.favored.attribute],
+                1 if scenario.favored.better == "higher" else -1,
+            ),
+            known_needs=needs,
+            current=engine.current,
+            surface=SURFACE_OF[self._last_reply_kind],
+            actions=self._actions,
+            asked=frozenset(self._asked),
+        )
 
     # -- internals -----------------------------------------------------------------------
     def _parse(self, action: Any) -> tuple[int, int, int, bool]:
@@ -300,9 +372,9 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
     def _user_turn(self, turn: UserTurn) -> None:
         state = turn.reply.state
         self._true_states.append(int(state))
-        self._say("User", turn.text, f"  [{state.label}/{turn.delivery}]", self.with_text)
+        self._say("User", turn.text, f"  [{state.label}/{turn.delivery}]", self.channels.text)
         self._last_turn = turn
-        if self.with_audio:
+        if self.channels.audio:
             self._audio = self._speak(turn)
 
     def _speaker(self) -> tuple[Any, Any]:
@@ -359,9 +431,9 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
             "options": self._options_text,
             "turn": self._actions,
         }
-        if self.with_state:
+        if self.channels.state:
             obs["state"] = self._observed_state()
-        if self.with_audio:
+        if self.channels.audio:
             audio = np.zeros(self.max_audio_samples, np.float32)
             audio[: len(self._audio)] = self._audio
             obs["audio"] = audio

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 import numpy as np
+
+from hear2act_env.errors import ConfigError
 
 ObservationKind = Literal["text", "structured", "privileged"]
 
@@ -16,6 +18,10 @@ class Policy(Protocol):
     ``"text"`` is the env's own observation; ``"structured"`` adds the keys of
     ``wrappers.StructuredObservation`` (text kept); ``"privileged"`` adds those and ``truth``
     (the ground truth from ``info``): only the oracle, labelled so in every report.
+
+    ``stats`` is optional: subclass ``Policy`` (``class MyAgent(Policy): ...``) to inherit its
+    default, or leave it out of a duck-typed class (``agent_stats`` then gives ``{}``). The
+    runner checks the required members with ``check_policy`` when it builds an agent.
     """
 
     name: str
@@ -28,3 +34,36 @@ class Policy(Protocol):
     def act(self, observation: dict[str, Any]) -> np.ndarray:
         """Return the action (act, option, topic) for ``observation``."""
         ...
+
+    def stats(self) -> dict[str, Any]:
+        """Counters of the episode just played, stored in its record as ``agent_stats``.
+
+        Optional: classes that subclass ``Policy`` inherit this default (no counters).
+        """
+        return {}
+
+
+#: Members every agent must have (``stats`` is optional).
+REQUIRED_MEMBERS = ("name", "observation_kind", "reset", "act")
+OBSERVATION_KINDS: tuple[str, ...] = get_args(ObservationKind)
+
+
+def check_policy(agent: object, spec: str = "agent") -> None:
+    """Raise ``ConfigError`` unless ``agent`` has every required member of ``Policy``."""
+    missing = [m for m in REQUIRED_MEMBERS if not hasattr(agent, m)]
+    if missing:
+        raise ConfigError(
+            f"{spec}: {type(agent).__name__} lacks {missing}; an agent needs "
+            f"{list(REQUIRED_MEMBERS)} (see hear2act_env.policy.Policy)"
+        )
+    kind = agent.observation_kind
+    if kind not in OBSERVATION_KINDS:
+        raise ConfigError(
+            f"{spec}: observation_kind is {kind!r}, expected one of {list(OBSERVATION_KINDS)}"
+        )
+
+
+def agent_stats(agent: object) -> dict[str, Any]:
+    """The agent's ``stats()``, or the protocol's default (no counters) when it has none."""
+    stats = getattr(agent, "stats", None)
+    return dict(stats()) if callable(stats) else {}

@@ -7,10 +7,10 @@ needs them is built (a missing one raises ``MissingExtraError`` naming the ``llm
 
 from __future__ import annotations
 
-from agents.llm.factory import SPEC_PREFIXES, make_llm_agent
-from agents.llm.parsing import ParsedReply, parse_reply
-from agents.llm.policy import LLMPolicy
-from agents.llm.prompting import build_decision_messages, parse_options
+from hear2act_agents.llm.factory import SPEC_PREFIXES, make_llm_agent
+from hear2act_agents.llm.parsing import ParsedReply, parse_reply
+from hear2act_agents.llm.policy import LLMPolicy
+from hear2act_agents.llm.prompting import build_decision_messages, parse_options
 
 __all__ = [
     "SPEC_PREFIXES",

@@ -39,14 +39,14 @@ def split_spec(spec: str) -> tuple[str, str]:
 
 def _backend_class(prefix: str) -> type:
     if prefix == "openai":
-        from agents.llm.backends.openai_http import OpenAIChatBackend
+        from hear2act_agents.llm.backends.openai_http import OpenAIChatBackend
 
         return OpenAIChatBackend
     if prefix == "hf":
-        from agents.llm.backends.hf_chat import TransformersChatBackend
+        from hear2act_agents.llm.backends.hf_chat import TransformersChatBackend
 
         return TransformersChatBackend
-    from agents.llm.backends.audio import Qwen2AudioBackend, Qwen25OmniBackend
+    from hear2act_agents.llm.backends.audio import Qwen2AudioBackend, Qwen25OmniBackend
 
     return Qwen2AudioBackend if prefix == "qwen2-audio" else Qwen25OmniBackend
 
@@ -66,7 +66,7 @@ def make_llm_agent(
       OpenAI API); an error for the others.
     - ``perceiver``: None; a perceiver object; ``"self"`` (audio specs: two-stage T+S-hat with
       the same model as first stage); ``"affect:PATH"`` or ``"prosody:PATH"``
-      (``agents.perceivers.make_perceiver``).
+      (``hear2act_agents.perceivers.make_perceiver``).
     - ``allow_clarify``: False for spoken assistants (match the env's).
     - ``cache_dir``: on-disk response cache folder (None: no cache).
     - ``settings``: backend keywords (``temperature``, ``max_tokens``/``max_new_tokens``,
@@ -74,9 +74,14 @@ def make_llm_agent(
       ``dtype``, ...) and policy ones (``name``, ``run``, ``topic_matcher``,
       ``topic_threshold``, ``use_audio``).
     """
-    from agents.llm.parsing import KeywordTopicMatcher, MiniLMTopicMatcher, default_topic_matcher
-    from agents.llm.policy import LLMPolicy
-    from agents.perceivers import make_perceiver
+    from hear2act_agents.llm.parsing import (
+        KeywordTopicMatcher,
+        MiniLMTopicMatcher,
+        default_topic_matcher,
+    )
+    from hear2act_agents.llm.perceiver import AudioLLMPerceiver
+    from hear2act_agents.llm.policy import LLMPolicy
+    from hear2act_agents.perceivers import make_perceiver
 
     prefix, rest = split_spec(spec)
     cls = _backend_class(prefix)
@@ -94,8 +99,14 @@ def make_llm_agent(
         if base_url is not None:
             raise ConfigError(f"{spec}: base_url applies to 'openai:' specs only")
         backend = cls(rest, cache_dir=cache_dir, **settings)
-    if perceiver is not None:
-        perceiver = make_perceiver(perceiver, backend=backend, device=settings.get("device"))
+    if perceiver == "self":
+        if not getattr(backend, "supports_audio", False):
+            raise ConfigError(
+                "perceiver 'self' needs an audio LLM spec (qwen2-audio:, qwen2.5-omni:)"
+            )
+        perceiver = AudioLLMPerceiver(backend)
+    elif perceiver is not None:
+        perceiver = make_perceiver(perceiver, device=settings.get("device"))
     matcher = policy_kw.pop("topic_matcher", None)
     threshold = policy_kw.pop("topic_threshold", None)
     if isinstance(matcher, str):

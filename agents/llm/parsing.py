@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from agents.llm.prompting import OptionsInfo
+from hear2act_agents.llm.prompting import OptionsInfo
 
 __all__ = [
     "KeywordTopicMatcher",

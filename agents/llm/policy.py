@@ -24,15 +24,22 @@ from typing import Any
 
 import numpy as np
 
-from agents.llm.backends.base import BackendError, BackendTimeout, ChatBackend
-from agents.llm.parsing import ASK, ParsedReply, TopicMatcher, default_topic_matcher, parse_reply
-from agents.llm.prompting import (
+from hear2act_agents.llm.backends.base import BackendError, BackendTimeout, ChatBackend
+from hear2act_agents.llm.parsing import (
+    ASK,
+    ParsedReply,
+    TopicMatcher,
+    default_topic_matcher,
+    parse_reply,
+)
+from hear2act_agents.llm.prompting import (
     ACTION_NAMES,
     OptionsInfo,
     build_decision_messages,
     parse_options,
     reminder_message,
 )
+from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.errors import ConfigError
 
 __all__ = ["STAT_KEYS", "LLMPolicy", "TurnLog", "latest_audio"]
@@ -48,8 +55,6 @@ STAT_KEYS = (
     "perception_errors",
     "fallbacks",
 )
-
-SAMPLE_RATE = 16_000
 
 
 def latest_audio(observation: dict[str, Any]) -> np.ndarray | None:
@@ -79,7 +84,7 @@ class LLMPolicy:
 
     ``allow_clarify`` must match the env's (False for spoken assistants). ``perceiver``: an
     object with ``perceive(audio, sample_rate, context) -> str`` run on the latest user audio
-    (T+S-hat with a separate first stage; ``agents.perceivers``). ``run`` is the repetition
+    (T+S-hat with a separate first stage; ``hear2act_agents.perceivers``). ``run`` is the repetition
     index that goes into seeds and cache keys. ``topic_matcher`` maps free-text questions to
     attributes (default: MiniLM when installed, else keywords).
     """

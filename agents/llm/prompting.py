@@ -1,7 +1,7 @@
 """Prompts for LLM agents: the decision prompt, the evidence block and the perception prompt.
 
 Every access condition gets the same instructions. Conditions differ only in the *evidence
-block* of the user message (DESIGN 3.5, paper section 4.2):
+block* of the user message (docs/protocol.md#access-conditions, paper section 4.2):
 
 - ``T``: no evidence block (the transcript alone).
 - ``T+S``: the state tag of the latest user turn, with a one-line definition of resolved and
@@ -297,8 +297,3 @@ def first_sentence(text: str, limit: int = 300) -> str:
     m = re.match(r"(.+?[.!?])(\s|$)", text)
     out = m.group(1) if m else text
     return out[:limit].strip()
-
-
-def state_word(code: int) -> str | None:
-    """The word for an observation ``state`` code (None for 0, withheld)."""
-    return _STATE_WORDS.get(int(code))

@@ -4,7 +4,7 @@ training, and an adapter from a saved model to the ``Policy`` protocol.
 Importing this package is light; stable-baselines3 / sb3-contrib / torch are imported only by
 ``train`` and ``load_policy`` (``pip install "hear2act-env[rl]"`` and ``sb3-contrib``).
 
-    from agents.rl import train, load_policy, make_rl_agent
+    from hear2act_agents.rl import train, load_policy, make_rl_agent
     train("T+S", "prosody", turn_cost=0.05, timesteps=300_000, seed=0, out_dir="runs/rl/x")
     policy = load_policy("runs/rl/x")          # a hear2act_env.policy.Policy
     policy = make_rl_agent("ppo:runs/rl/x")    # the same, from an agent spec
@@ -17,7 +17,7 @@ from typing import Any
 __all__ = [
     "DEFAULT_TURN_COST",
     "RLPolicy",
-    "agent_factory",
+    "evaluate_models",
     "load_policy",
     "make_env",
     "make_rl_agent",
@@ -26,22 +26,22 @@ __all__ = [
 ]
 
 _LAZY = {
-    "DEFAULT_TURN_COST": "agents.rl.training",
-    "train": "agents.rl.training",
-    "TrainConfig": "agents.rl.training",
-    "RLPolicy": "agents.rl.policy",
-    "pretrained": "agents.rl.pretrained",
-    "agent_factory": "agents.rl.policy",
-    "load_policy": "agents.rl.policy",
-    "make_rl_agent": "agents.rl.policy",
-    "make_env": "agents.rl.envs",
+    "DEFAULT_TURN_COST": "hear2act_agents.rl.training",
+    "train": "hear2act_agents.rl.training",
+    "TrainConfig": "hear2act_agents.rl.training",
+    "RLPolicy": "hear2act_agents.rl.policy",
+    "pretrained": "hear2act_agents.rl.pretrained",
+    "evaluate_models": "hear2act_agents.rl.evaluation",
+    "load_policy": "hear2act_agents.rl.policy",
+    "make_rl_agent": "hear2act_agents.rl.policy",
+    "make_env": "hear2act_agents.rl.envs",
 }
 
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'agents.rl' has no attribute {name!r}")
+        raise AttributeError(f"module 'hear2act_agents.rl' has no attribute {name!r}")
     import importlib
 
     return getattr(importlib.import_module(module), name)

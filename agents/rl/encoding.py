@@ -29,8 +29,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from agents.baselines import best_known_fit
-from agents.rl.actions import action_mask
+from hear2act_agents.baselines import best_known_fit
+from hear2act_agents.rl.actions import action_mask
+from hear2act_env.conditions import Access
 from hear2act_env.lexical import SURFACES
 from hear2act_env.protocol.engine import N_OPTIONS, N_TOPICS
 from hear2act_env.wrappers.prosody import N_PROSODY
@@ -52,9 +53,10 @@ class EncoderSpec:
     prosody_scale: tuple[float, ...] | None = None
 
     @classmethod
-    def for_access(cls, access: str, derived: bool = True, **kw: Any) -> EncoderSpec:
+    def for_access(cls, access: str | Access, derived: bool = True, **kw: Any) -> EncoderSpec:
         """The spec of an access condition (S -> state, A -> prosody)."""
-        return cls(with_state="S" in access, with_audio="A" in access, derived=derived, **kw)
+        channels = Access.parse(access)
+        return cls(with_state=channels.state, with_audio=channels.audio, derived=derived, **kw)
 
     def layout(self) -> list[tuple[str, int]]:
         """The parts of the vector in order, with their sizes."""

@@ -37,10 +37,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from agents.rl.actions import FactoredActions
-from agents.rl.encoding import EncoderSpec, RLObservation
-from hear2act_env.env import AUDIO_ACCESS, Hear2ActEnv
+from hear2act_agents.rl.actions import FactoredActions
+from hear2act_agents.rl.encoding import EncoderSpec, RLObservation
+from hear2act_env.conditions import Access
+from hear2act_env.env import Hear2ActEnv
 from hear2act_env.protocol.engine import N_OPTIONS, Act
+from hear2act_env.seeding import derive_seed
 from hear2act_env.wrappers.prosody import N_PROSODY, ProsodyFeatures
 from hear2act_env.wrappers.structured import StructuredObservation
 
@@ -115,7 +117,7 @@ def base_env(
 ) -> Hear2ActEnv:
     """The raw env (audio without a disk cache unless ``env_kwargs`` says otherwise)."""
     kw = dict(env_kwargs or {})
-    if access in AUDIO_ACCESS:
+    if Access.parse(access).audio:
         kw.setdefault("audio_cache", False)
     return Hear2ActEnv(
         realization=realization,  # type: ignore[arg-type]
@@ -178,7 +180,7 @@ def fit_prosody_scaler(
     Plays ``episodes`` seeded episodes of the ``split`` with a mix of the prober and random
     actions (so every state and reply kind is heard) and pools every observation.
     """
-    from agents.baselines import ProberPolicy
+    from hear2act_agents.baselines import ProberPolicy
 
     env = ProsodyFeatures(
         StructuredObservation(
@@ -189,7 +191,7 @@ def fit_prosody_scaler(
     rng = np.random.default_rng(seed)
     rows = []
     for e in range(episodes):
-        obs, _ = env.reset(seed=seed * 1_000_003 + e)
+        obs, _ = env.reset(seed=derive_seed(seed, e))
         prober = ProberPolicy()
         prober.reset(obs)
         while True:

@@ -22,13 +22,17 @@ from typing import Any
 
 import numpy as np
 
-from agents.rl.actions import action_mask, to_env
-from agents.rl.encoding import EncoderSpec, encode
-from agents.rl.pretrained import pretrained, pretrained_path
+from hear2act_agents.rl.actions import action_mask, to_env
+from hear2act_agents.rl.encoding import EncoderSpec, encode
+from hear2act_agents.rl.pretrained import pretrained, pretrained_path
 from hear2act_env.errors import ConfigError, MissingExtraError
+from hear2act_env.policy import Policy
 from hear2act_env.wrappers.prosody import ProsodyTracker
 
-__all__ = ["RLPolicy", "agent_factory", "load_policy", "make_rl_agent", "resolve_run"]
+__all__ = ["RL_PREFIXES", "RLPolicy", "load_policy", "make_rl_agent", "resolve_run"]
+
+#: Agent-spec prefixes of trained RL policies (``ppo:PATH``; ``maskable-ppo:`` is a synonym).
+RL_PREFIXES = ("ppo", "maskable-ppo")
 
 _MODELS: dict[str, tuple[Any, dict[str, Any]]] = {}
 _LOCK = threading.Lock()
@@ -36,7 +40,7 @@ _LOCK = threading.Lock()
 
 def resolve_run(path: str | Path) -> tuple[Path, Path]:
     """``(model.zip, config.json)`` of a run folder, of a model file beside its config, or of a
-    shipped model's name (``agents.rl.pretrained``; a path on disk wins over a name)."""
+    shipped model's name (``hear2act_agents.rl.pretrained``; a path on disk wins over a name)."""
     p = Path(path)
     if not p.exists():
         p = pretrained_path(str(path)) or p
@@ -52,7 +56,9 @@ def resolve_run(path: str | Path) -> tuple[Path, Path]:
             f"model name ({names})"
         )
     if not config.is_file():
-        raise ConfigError(f"model: no config.json beside {model} (written by agents.rl.train)")
+        raise ConfigError(
+            f"model: no config.json beside {model} (written by hear2act_agents.rl.train)"
+        )
     return model, config
 
 
@@ -79,12 +85,22 @@ def _load(path: str | Path) -> tuple[Any, dict[str, Any]]:
     return model, config
 
 
-class RLPolicy:
-    """A trained model behind the ``Policy`` protocol (greedy, masked, deterministic)."""
+class RLPolicy(Policy):
+    """A trained model behind the ``Policy`` protocol (greedy, masked, deterministic).
+
+    ``allow_clarify=False`` (a spoken assistant) masks CLARIFY out even for a model trained
+    with it; a model trained without CLARIFY never uses it.
+    """
 
     observation_kind = "structured"
 
-    def __init__(self, model: Any, config: dict[str, Any], name: str | None = None) -> None:
+    def __init__(
+        self,
+        model: Any,
+        config: dict[str, Any],
+        name: str | None = None,
+        allow_clarify: bool = True,
+    ) -> None:
         self.model = model
         self.config = config
         run = config["config"]
@@ -92,7 +108,8 @@ class RLPolicy:
         self.masked = config["algorithm"] == "MaskablePPO"
         self.prune = bool(run.get("mask", True))
         self.access = run["access"]
-        self.allow_clarify = bool(run.get("env_kwargs", {}).get("allow_clarify", True))
+        trained_with_clarify = bool(run.get("env_kwargs", {}).get("allow_clarify", True))
+        self.allow_clarify = trained_with_clarify and bool(allow_clarify)
         self.name = name or (
             f"ppo[{run['access']},{run['realization']},c={run['turn_cost']:g},s={run['seed']}]"
         )
@@ -132,27 +149,20 @@ class RLPolicy:
         return {"model_access": self.access, "actions": self._actions}
 
 
-def load_policy(path: str | Path, name: str | None = None) -> RLPolicy:
-    """The policy of a run folder (or its ``model.zip``); models are cached per process."""
+def load_policy(path: str | Path, name: str | None = None, allow_clarify: bool = True) -> RLPolicy:
+    """The policy of a run folder (or its ``model.zip``, or a shipped model's name); models are
+    cached per process."""
     model, config = _load(path)
-    return RLPolicy(model, config, name)
+    return RLPolicy(model, config, name, allow_clarify=allow_clarify)
 
 
-def make_rl_agent(spec: str) -> RLPolicy:
-    """Build an RL agent from a spec ``ppo:PATH`` (PATH: a run folder or its ``model.zip``).
+def make_rl_agent(spec: str, *, allow_clarify: bool = True) -> RLPolicy:
+    """Build an RL agent from a spec ``ppo:PATH`` (PATH: a run folder, its ``model.zip`` or a
+    shipped model's name); the registry's factory for the ``ppo``/``maskable-ppo`` prefixes.
 
     The policy's ``name`` is the spec itself, so records keyed by it can be rebuilt.
     """
     kind, sep, path = spec.partition(":")
-    if not sep or kind not in ("ppo", "maskable-ppo", "rl") or not path:
+    if not sep or kind not in RL_PREFIXES or not path:
         raise ConfigError(f"agent: {spec!r} is not an RL agent spec; expected 'ppo:PATH'")
-    return load_policy(path, name=spec)
-
-
-def agent_factory(name: str) -> Any:
-    """A runner factory: RL specs (``ppo:PATH``) here, any other name from ``agents.registry``."""
-    if ":" in name:
-        return make_rl_agent(name)
-    from agents.registry import make_agent
-
-    return make_agent(name)
+    return load_policy(path, name=spec, allow_clarify=allow_clarify)

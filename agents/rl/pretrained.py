@@ -4,11 +4,11 @@ Three policies of the turn-cost experiment (docs/rl.md), trained on the train sp
 Prosody-mediated realization at the default turn cost (0.05), seed 0: ``prosody-T-c0.05``
 (transcript only), ``prosody-A+T-c0.05`` (transcript and prosodic features, warm-started from
 the T policy) and ``prosody-T+S-c0.05`` (transcript and the true state tag). Each folder is a
-run folder as written by ``agents.rl.train`` (``model.zip``, ``config.json``, ``progress.csv``);
+run folder as written by ``hear2act_agents.rl.train`` (``model.zip``, ``config.json``, ``progress.csv``);
 the sweep trained them on a copy of the packaged bank (same SHA-256, recorded in the config),
 so their ``config.scenarios`` is set to null (the packaged bank).
 
-    from agents.rl import load_policy
+    from hear2act_agents.rl import load_policy
     policy = load_policy("prosody-A+T-c0.05")        # a shipped name, or any run folder
     # agent spec for the runner and the CLI: "ppo:prosody-A+T-c0.05"
 """

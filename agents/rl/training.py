@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.rl.encoding import EncoderSpec
-from hear2act_env.env import ACCESS, AUDIO_ACCESS
+from hear2act_agents.rl.encoding import EncoderSpec
+from hear2act_env.conditions import Access
 from hear2act_env.errors import ConfigError, MissingExtraError
 from hear2act_env.protocol.engine import REALIZATIONS
 
@@ -77,8 +77,7 @@ class TrainConfig:
     env_kwargs: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.access not in ACCESS:
-            raise ConfigError(f"access: got {self.access!r}, expected one of {list(ACCESS)}")
+        Access.parse(self.access)  # a ConfigError names the field and the accepted values
         if self.realization not in REALIZATIONS:
             raise ConfigError(
                 f"realization: got {self.realization!r}, expected one of {list(REALIZATIONS)}"
@@ -94,7 +93,7 @@ class TrainConfig:
     @property
     def audio(self) -> bool:
         """Whether the access condition includes audio."""
-        return self.access in AUDIO_ACCESS
+        return Access.parse(self.access).audio
 
     def resolved_n_envs(self) -> int:
         """The number of parallel envs."""
@@ -200,7 +199,7 @@ def warm_start(model: Any, spec: EncoderSpec, path: str | Path) -> None:
     run into A+T or T+S); the first layers' extra input columns (state, prosody) start at zero,
     so the warm-started agent begins as exactly the source policy.
     """
-    from agents.rl.policy import _load
+    from hear2act_agents.rl.policy import _load
 
     source, source_config = _load(path)
     source_spec = EncoderSpec.from_dict(source_config["encoder"])
@@ -281,7 +280,7 @@ def train_config(config: TrainConfig, out_dir: str | Path, progress: bool = True
     from stable_baselines3.common.utils import set_random_seed
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
-    from agents.rl.envs import env_thunks, fit_prosody_scaler, make_env
+    from hear2act_agents.rl.envs import env_thunks, fit_prosody_scaler, make_env
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

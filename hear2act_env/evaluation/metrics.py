@@ -1,4 +1,4 @@
-"""Metrics (DESIGN 3.7) as ratios of per-episode numerators and denominators.
+"""Metrics (docs/protocol.md#metrics) as ratios of per-episode numerators and denominators.
 
 Success%, full disclosure and premature closure are per episode; Accept% and FullFit% are per
 agent recommendation turn (the opening recommendation is not the agent's); shares are per

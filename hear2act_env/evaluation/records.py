@@ -1,4 +1,5 @@
-"""Episode keys and records: everything DESIGN 3.7's metrics need, as JSON lines."""
+"""Episode keys and records: everything the metrics (docs/protocol.md#metrics) need, as JSON
+lines."""
 
 from __future__ import annotations
 
@@ -8,9 +9,8 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from hear2act_env.conditions import Condition
 from hear2act_env.evaluation.rollout import Rollout
-
-ACT_NAMES = ("ask", "clarify", "recommend", "confirm")
 
 
 @functools.lru_cache(maxsize=65536)
@@ -38,8 +38,12 @@ class EpisodeKey:
 
     @property
     def condition(self) -> str:
-        """Access condition with its intervention, e.g. ``T+S`` or ``T+S/shuffled``."""
+        """The condition's label, e.g. ``T+S``, ``T+S/shuffled`` or ``A+T/inferred``."""
         return self.access if self.fidelity == "correct" else f"{self.access}/{self.fidelity}"
+
+    def as_condition(self) -> Condition:
+        """The condition as a value (``access`` and ``fidelity`` are its stored form)."""
+        return Condition.of(self.access, self.fidelity)
 
     def id(self) -> str:
         """A compact unique string for resuming."""

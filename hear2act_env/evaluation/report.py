@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hear2act_env.conditions import Condition
 from hear2act_env.evaluation import metrics as M
 from hear2act_env.evaluation.records import EpisodeRecord
 from hear2act_env.evaluation.stats import Estimate, bootstrap, paired_difference, pooled
@@ -226,7 +227,7 @@ def plot_all(records: Sequence[EpisodeRecord], rows: Sequence[Row], folder: Path
     fig.tight_layout()
     written.append(_save(fig, folder / "action_composition.png", plt))
 
-    fidelity = [c for c in conditions if c.startswith("T+S")]
+    fidelity = [c for c in conditions if _is_fidelity_study(c)]
     if len(fidelity) > 1:
         fig, ax = plt.subplots(figsize=(7, 4))
         for agent in agents:
@@ -251,10 +252,16 @@ def _save(fig, path: Path, plt) -> Path:  # noqa: ANN001
     return path
 
 
-def _is_main(condition: str) -> bool:
+def _is_main(label: str) -> bool:
     """Access conditions proper (T, T+S, A+T, ...), and the audio-inferred state; not the
     state-fidelity interventions."""
-    return "/" not in condition or condition.endswith("/inferred")
+    return not Condition.parse(label).is_intervention
+
+
+def _is_fidelity_study(label: str) -> bool:
+    """T+S with the true tag or under an intervention (the state-fidelity table and plot)."""
+    condition = Condition.parse(label)
+    return condition.perception is None and str(condition.access) == "T+S"
 
 
 def report(records: Sequence[EpisodeRecord], out: Path | None = None, plots: bool = True) -> str:
@@ -262,7 +269,7 @@ def report(records: Sequence[EpisodeRecord], out: Path | None = None, plots: boo
     rows = _ordered(condition_rows(records), records)
     main_rows = [r for r in rows if _is_main(r.condition)]
     fidelity_rows = [
-        r for r in rows if r.realization == "prosody" and r.condition.startswith("T+S")
+        r for r in rows if r.realization == "prosody" and _is_fidelity_study(r.condition)
     ]
     diffs = _ordered(
         [d for d in difference_rows(records) if _is_main(d.condition.split(" - ")[0])], records

@@ -25,34 +25,34 @@ from typing import Any, Literal, get_args
 
 import gymnasium as gym
 
-from hear2act_env.env import ACCESS, AUDIO_ACCESS, STATE_FIDELITY, Hear2ActEnv
+from hear2act_env.conditions import STATE_FIDELITY, Condition
+from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.records import EpisodeKey, EpisodeRecord, record_from_rollout
 from hear2act_env.evaluation.rollout import play, wrap_for
-from hear2act_env.policy import Policy
+from hear2act_env.policy import Policy, agent_stats, check_policy
 from hear2act_env.protocol.engine import REALIZATIONS
 from hear2act_env.versions import installed_versions
 
 Backend = Literal["serial", "thread", "process", "ray"]
 BACKENDS: tuple[str, ...] = get_args(Backend)
 PolicyFactory = Callable[[str], Policy]
-#: Pseudo-fidelity: the state read from the audio by the reference perceiver (T+S-hat).
-INFERRED = "inferred"
-#: The audio condition of the benchmark: the voice, read by the reference perceiver.
-AUDIO_CONDITIONS: tuple[tuple[str, str], ...] = (("A+T", INFERRED),)
+#: The audio condition of the benchmark: the voice, read by the reference perceiver (T+S-hat).
+AUDIO_CONDITIONS: tuple[Condition, ...] = (Condition.of("A+T", "correct").with_perception(),)
 #: The access conditions of the text grid: T, T+S, and T+S under each state intervention.
-TEXT_CONDITIONS: tuple[tuple[str, str], ...] = (("T", "correct"), ("T+S", "correct")) + tuple(
-    ("T+S", f) for f in STATE_FIDELITY if f != "correct"
+TEXT_CONDITIONS: tuple[Condition, ...] = (Condition.of("T"), Condition.of("T+S")) + tuple(
+    Condition.of("T+S", f) for f in STATE_FIDELITY if f != "correct"
 )
 
 
 @dataclass(frozen=True)
 class GridConfig:
-    """What to run. ``conditions`` are (access, state_fidelity) pairs."""
+    """What to run. ``conditions`` are ``Condition`` values (labels such as ``"T+S/shuffled"``
+    and stored ``(access, fidelity)`` pairs are parsed into them)."""
 
     agents: tuple[str, ...]
     realizations: tuple[str, ...] = REALIZATIONS
-    conditions: tuple[tuple[str, str], ...] = (("T", "correct"), ("T+S", "correct"))
+    conditions: tuple[Condition, ...] = (Condition.of("T"), Condition.of("T+S"))
     split: str = "all"
     scenarios: tuple[str, ...] | None = None
     runs: int = 1
@@ -66,22 +66,15 @@ class GridConfig:
         for r in self.realizations:
             if r not in REALIZATIONS:
                 raise ConfigError(f"realizations: got {r!r}, expected one of {list(REALIZATIONS)}")
-        for access, fidelity in self.conditions:
-            if access not in ACCESS or fidelity not in (*STATE_FIDELITY, INFERRED):
-                raise ConfigError(
-                    f"conditions: got ({access!r}, {fidelity!r}), expected access in {list(ACCESS)} "
-                    f"and fidelity in {[*STATE_FIDELITY, INFERRED]}"
-                )
-            if fidelity == INFERRED and access not in AUDIO_ACCESS:
-                raise ConfigError(
-                    f"conditions: ({access!r}, 'inferred') needs an audio access (A, A+T)"
-                )
+        if isinstance(self.conditions, str | Condition):
+            raise ConfigError(f"conditions: got {self.conditions!r}, expected a sequence")
+        object.__setattr__(self, "conditions", tuple(Condition.parse(c) for c in self.conditions))
         if self.runs < 1:
             raise ConfigError(f"runs: got {self.runs}, expected >= 1")
 
     def scenario_ids(self) -> list[str]:
         """The scenario ids of the grid."""
-        env = _make_env(self, "prosody", "T", "correct")
+        env = _make_env(self, "prosody", Condition.of("T"))
         ids = [s.id for s in env.unwrapped.scenarios]  # type: ignore[attr-defined]
         if self.scenarios is None:
             return ids
@@ -94,23 +87,25 @@ class GridConfig:
         """Every episode key, in a fixed order."""
         ids = self.scenario_ids()
         return [
-            EpisodeKey(agent, realization, access, fidelity, sid, run)
-            for agent, realization, (access, fidelity), sid, run in itertools.product(
+            EpisodeKey(agent, realization, *condition.pair(), sid, run)
+            for agent, realization, condition, sid, run in itertools.product(
                 self.agents, self.realizations, self.conditions, ids, range(self.runs)
             )
         ]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (for the manifest)."""
-        return json.loads(json.dumps(asdict(self)))
+        """JSON-ready form (for the manifest); conditions as stored ``[access, fidelity]``."""
+        data = asdict(self)
+        data["conditions"] = [list(c.pair()) for c in self.conditions]
+        return json.loads(json.dumps(data))
 
 
 # -- episodes (run in workers) --------------------------------------------------------------
 _LOCAL = threading.local()  # envs are reused per worker thread, never shared between threads
 
 
-def _make_env(config: GridConfig, realization: str, access: str, fidelity: str) -> gym.Env:
-    cache_key = (id(config), realization, access, fidelity)
+def _make_env(config: GridConfig, realization: str, condition: Condition) -> gym.Env:
+    cache_key = (id(config), realization, condition)
     configs: dict[int, GridConfig] = _LOCAL.__dict__.setdefault("configs", {})
     if configs.get(id(config)) is not config:  # a new config object: drop envs of an old one
         configs.clear()
@@ -122,13 +117,13 @@ def _make_env(config: GridConfig, realization: str, access: str, fidelity: str) 
     if env is None:
         env = Hear2ActEnv(
             realization=realization,  # type: ignore[arg-type]
-            access=access,  # type: ignore[arg-type]
-            state_fidelity="correct" if fidelity == INFERRED else fidelity,  # type: ignore[arg-type]
+            access=condition.access,
+            state_fidelity=condition.fidelity,
             split=config.split,  # type: ignore[arg-type]
             scenarios=config.scenario_file,
             **config.env_kwargs,
         )
-        if fidelity == INFERRED:
+        if condition.perception == "reference":
             from hear2act_env.wrappers.inferred_state import InferredState
 
             env = InferredState(env)
@@ -138,7 +133,7 @@ def _make_env(config: GridConfig, realization: str, access: str, fidelity: str) 
 
 def _wrapped_env(config: GridConfig, key: EpisodeKey, policy: Policy) -> gym.Env:
     """The condition's env wrapped for the policy's observation kind (reused per thread)."""
-    base = _make_env(config, key.realization, key.access, key.fidelity)
+    base = _make_env(config, key.realization, key.as_condition())
     wrapped: dict[tuple[int, str], gym.Env] = _LOCAL.__dict__.setdefault("wrapped", {})
     cache_key = (id(base), policy.observation_kind)
     env = wrapped.get(cache_key)
@@ -151,9 +146,10 @@ def run_episode(key: EpisodeKey, config: GridConfig, factory: PolicyFactory) -> 
     """Play one episode; any exception becomes the record's ``error``."""
     try:
         policy = factory(key.agent)
+        check_policy(policy, f"agent {key.agent!r}")
         env = _wrapped_env(config, key, policy)
         rollout = play(env, policy, seed=key.seed, scenario=key.scenario)
-        stats = policy.stats() if hasattr(policy, "stats") else {}
+        stats = agent_stats(policy)
         return record_from_rollout(key, rollout, policy.observation_kind == "privileged", stats)
     except Exception as exc:  # noqa: BLE001 - recorded, never aborts the grid
         return EpisodeRecord(key=key, seed=key.seed, error=f"{type(exc).__name__}: {exc}")

@@ -1,4 +1,4 @@
-"""Paired, scenario-level bootstrap (DESIGN 3.7): 2,000 resamples, 95% percentile CIs.
+"""Paired, scenario-level bootstrap (docs/protocol.md#metrics): 2,000 resamples, 95% percentile CIs.
 
 Records are grouped by scenario; a resample draws scenarios with replacement and recomputes the
 metric as sum(numerators) / sum(denominators) over the drawn scenarios' episodes. A paired

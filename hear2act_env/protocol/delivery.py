@@ -1,4 +1,4 @@
-"""User states and delivery labels (DESIGN 3.4): how a reply is voiced."""
+"""User states and delivery labels (docs/protocol.md#user-engine): how a reply is voiced."""
 
 from __future__ import annotations
 

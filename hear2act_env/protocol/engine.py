@@ -1,4 +1,4 @@
-"""The deterministic user engine (DESIGN 3.4): what the user says back to each action.
+"""The deterministic user engine (docs/protocol.md#user-engine): what the user says back to each action.
 
 The engine decides the *content* of a reply (its ``ReplyKind``, which need it is about) and the
 state of the current recommendation; it holds no randomness. The realizer

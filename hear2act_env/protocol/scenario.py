@@ -1,4 +1,4 @@
-"""The scenario data model (DESIGN 3.1-3.2) with a strict JSON round trip.
+"""The scenario data model (docs/protocol.md#scenario, #candidates) with a strict JSON round trip.
 
 A scenario is self-contained: it carries its 8 attributes (in shown order), the visible
 requirement, the favored attribute, the three hidden needs and the 11 candidates (in shown
@@ -33,7 +33,7 @@ PERSONAS: tuple[str, ...] = get_args(Persona)
 
 
 class Role(str, Enum):
-    """A candidate's role in the 11-option construction (DESIGN 3.2)."""
+    """A candidate's role in the 11-option construction (docs/protocol.md#candidates)."""
 
     BEST = "best"
     SAFE = "safe"
@@ -147,7 +147,7 @@ class Scenario:
         )  # type: ignore[return-value]
 
     def pattern(self, candidate: Candidate) -> str:
-        """DESIGN 3.6 pattern: "r" or "v" for the requirement, then the L1-L3 bits."""
+        """Pattern (docs/protocol.md#spaces): "r" or "v" for the requirement, then the L1-L3 bits."""
         bits = "".join("1" if b else "0" for b in self.need_bits(candidate))
         return ("r" if self.meets_requirement(candidate) else "v") + bits
 

@@ -1,4 +1,4 @@
-"""The structural validator: every rule of DESIGN 3.2, each a small named check.
+"""The structural validator: every rule of docs/protocol.md#candidates, each a small named check.
 
 ``problems(scenario)`` lists every broken rule as "scenario ID: field: what is wrong";
 ``validate(scenario)`` raises ``ScenarioError`` with all of them.

@@ -27,10 +27,11 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
+from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.errors import Hear2ActError, MissingExtraError
 from hear2act_env.speech.prosody import NEUTRAL_LEAD_MS, TAIL_MS, Prosody, prosody_for, table_digest
 from hear2act_env.speech.resample import resample
-from hear2act_env.speech.utterance import SAMPLE_RATE, Utterance
+from hear2act_env.speech.utterance import Utterance
 from hear2act_env.speech.voices import VOICES, voice_for, voices_digest
 
 __all__ = ["EspeakRenderer", "EspeakError", "build_ssml", "espeak_settings"]

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.errors import ConfigError
 
-SAMPLE_RATE = 16000
 FRAME = 640  # 40 ms
 HOP = 160  # 10 ms
 NFFT = 1024

@@ -8,11 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.protocol.catalog import possible_turns
 from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.speech.cache import AudioCache
 from hear2act_env.speech.espeak import EspeakRenderer
-from hear2act_env.speech.utterance import SAMPLE_RATE, Utterance
+from hear2act_env.speech.utterance import Utterance
 
 
 @dataclass(frozen=True)

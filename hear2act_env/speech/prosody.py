@@ -94,7 +94,6 @@ class Prosody:
 
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Prosody))
-NEUTRAL = Prosody()
 
 #: label -> deviation from neutral at ``prosody_strength`` 1 (columns as in the docstring).
 DELIVERY_PROSODY: dict[str, Prosody] = {

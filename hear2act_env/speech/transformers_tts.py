@@ -26,9 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.errors import ConfigError, MissingExtraError
 from hear2act_env.speech.resample import resample
-from hear2act_env.speech.utterance import SAMPLE_RATE, Utterance
+from hear2act_env.speech.utterance import Utterance
 
 #: A default map for VITS-family models (e.g. MMS-TTS): slower and flatter when unresolved.
 VITS_DELIVERY_SETTINGS: dict[str, dict[str, float]] = {

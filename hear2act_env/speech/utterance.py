@@ -12,8 +12,6 @@ from hear2act_env.errors import ConfigError
 from hear2act_env.protocol.delivery import DELIVERIES
 from hear2act_env.protocol.scenario import PERSONAS
 
-#: The one sample rate every renderer returns (Hz).
-SAMPLE_RATE = 16000
 #: Largest accepted ``prosody_strength`` (2 = twice the default deviation from neutral).
 MAX_STRENGTH = 2.0
 

@@ -1,14 +1,14 @@
 """``PerceivedState``: add a perceiver's sentence about the latest user audio to observations.
 
 Textualized perception conditions (audio-inferred state T+S-hat, generic affect labels) are
-wrappers, not env options (DESIGN 3.5): run an env whose access includes audio, wrap it with a
+wrappers, not env options (docs/protocol.md#access-conditions): run an env whose access includes audio, wrap it with a
 perceiver, and any decision agent reads the sentence in ``observation["perceived"]``. Decision
 agents treat a ``perceived`` sentence as the audio channel: LLM policies then decide from the
 transcript and the sentence without the raw audio (two-stage T+S-hat). Pass
 ``keep_audio=False`` to drop the ``audio``/``audio_length`` keys altogether.
 
 The perceiver is any object with ``perceive(audio, sample_rate, context) -> str`` (see
-``agents.perceivers``); it gets ``obs["audio"][:obs["audio_length"]]`` at 16 kHz and the
+``hear2act_agents.perceivers``); it gets ``obs["audio"][:obs["audio_length"]]`` at 16 kHz and the
 transcript as context. This module imports nothing from ``agents``.
 """
 
@@ -20,12 +20,12 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.errors import ConfigError
 from hear2act_env.protocol.validator import TEXT_CHARSET
 
 __all__ = ["PERCEIVED_MAX", "PerceivedState"]
 
-SAMPLE_RATE = 16_000
 PERCEIVED_MAX = 1024
 NO_AUDIO = "No recording of the user's latest turn is available."
 

@@ -35,8 +35,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.errors import ConfigError
-from hear2act_env.speech.features import FEATURE_NAMES, SAMPLE_RATE, prosodic_features
+from hear2act_env.speech.features import FEATURE_NAMES, prosodic_features
 
 __all__ = ["FEATURE_NAMES", "ProsodyFeatures", "ProsodyTracker", "N_PROSODY"]
 

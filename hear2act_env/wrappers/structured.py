@@ -1,6 +1,6 @@
 """``StructuredObservation``: a numeric view of what the dialogue has said in words.
 
-Built only from ``lexical_view`` (the option table, the requirement and favored direction from
+Built only from the env's ``lexical_view()`` (the option table, the requirement and favored direction from
 the request, the needs whose words were spoken, the latest reply's surface class); the state is
 included only when the env's access grants S. Works with stable-baselines3 (``MultiInputPolicy``).
 """
@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from hear2act_env.lexical import SURFACES, lexical_view
+from hear2act_env.lexical import SURFACES
 from hear2act_env.protocol.engine import N_OPTIONS, N_TOPICS
 
 N_CONSTRAINTS = 4  # requirement, L1, L2, L3
@@ -53,7 +53,7 @@ class StructuredObservation(gym.ObservationWrapper):
 
     def observation(self, observation: dict[str, Any]) -> dict[str, Any]:
         env = self.env.unwrapped
-        view = lexical_view(env)  # type: ignore[arg-type]
+        view = env.lexical_view()  # type: ignore[attr-defined]
         values = view.values
         fit = np.zeros((N_OPTIONS, N_CONSTRAINTS), np.float32)
         pos, sat = view.requirement

@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from agents.registry import make_agent
+from hear2act_agents.registry import make_agent
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.runner import GridConfig, load_records, run_grid
 from hear2act_env.scenarios.bank import load_bank
@@ -77,7 +77,7 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path):
     run_grid(config, full, make_agent, progress=False)
     out = tmp_path / "killed.jsonl"
     code = (
-        "import sys; from agents.registry import make_agent; from hear2act_env.evaluation.runner import GridConfig, run_grid;"
+        "import sys; from hear2act_agents.registry import make_agent; from hear2act_env.evaluation.runner import GridConfig, run_grid;"
         f"c = GridConfig(agents=('prober', 'thorough'), scenarios={config.scenarios!r}, runs=3);"
         f"run_grid(c, {str(out)!r}, make_agent, progress=False)"
     )
@@ -137,7 +137,7 @@ def test_other_grid_in_same_output_is_refused(serial_run, tmp_path):
     [
         ({"agents": ()}, "agents"),
         ({"runs": 0}, "runs"),
-        ({"conditions": (("B", "correct"),)}, "conditions"),
+        ({"conditions": (("B", "correct"),)}, "access"),
         ({"realizations": ("x",)}, "realizations"),
     ],
 )

@@ -10,14 +10,14 @@ pytest.importorskip("transformers")
 pytest.importorskip("torch")
 
 import hear2act_env  # noqa: E402,F401
-from agents.llm import make_llm_agent  # noqa: E402
-from agents.llm.backends.audio import (  # noqa: E402
+from hear2act_agents.llm import make_llm_agent  # noqa: E402
+from hear2act_agents.llm.backends.audio import (  # noqa: E402
     Qwen2AudioBackend,
     Qwen25OmniBackend,
     _audio_tokens,
     with_audio,
 )
-from agents.perceivers import AudioLLMPerceiver  # noqa: E402
+from hear2act_agents.llm.perceiver import AudioLLMPerceiver  # noqa: E402
 from hear2act_env.errors import ConfigError  # noqa: E402
 from hear2act_env.evaluation.rollout import play  # noqa: E402
 from hear2act_env.wrappers.perceived import PerceivedState  # noqa: E402
@@ -53,7 +53,7 @@ def test_full_spoken_episode_with_audio(prefix, tiny_qwen2_audio, tiny_omni):
 def test_audio_changes_the_model_input(tiny_qwen2_audio):
     backend = Qwen2AudioBackend(str(tiny_qwen2_audio), max_new_tokens=4, device="cpu")
     proc = backend._m.processor
-    from agents.llm.backends.base import Request
+    from hear2act_agents.llm.backends.base import Request
 
     with_clip = backend._inputs([Request(MSGS, tone(1.0))])
     without = backend._inputs([Request(MSGS, None)])
@@ -96,7 +96,7 @@ def test_audio_llm_perceiver_in_the_wrapper(tiny_qwen2_audio, server):
 
 
 def test_light_processor_matches_the_real_one(tiny_qwen2_audio):
-    from agents.llm.backends.base import Request
+    from hear2act_agents.llm.backends.base import Request
 
     real = Qwen2AudioBackend(str(tiny_qwen2_audio), max_new_tokens=4, device="cpu")
     light = Qwen2AudioBackend(
@@ -172,7 +172,7 @@ def test_real_env_audio_when_available(tiny_qwen2_audio, tiny_affect):
     agent = make_llm_agent(f"qwen2-audio:{tiny_qwen2_audio}", allow_clarify=False, **FAST)
     out = play(env, agent, seed=0)
     assert out.infos[-1]["actions"] >= 1 and agent.stats()["api_errors"] == 0
-    from agents.perceivers import AudioClassifierPerceiver
+    from hear2act_agents.perceivers import AudioClassifierPerceiver
 
     wrapped = PerceivedState(env, AudioClassifierPerceiver(tiny_affect, device="cpu"))
     obs, _ = wrapped.reset(seed=1)

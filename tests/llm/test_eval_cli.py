@@ -13,9 +13,9 @@ def test_eval_http_agent_and_baseline(server, tmp_path, capsys):
     out = tmp_path / "ev"
     args = [
         "eval",
-        "--agent",
+        "--agents",
         "openai:scripted",
-        "--agent",
+        "--agents",
         "state-aware",
         "--base-url",
         server,
@@ -50,7 +50,7 @@ def test_eval_failing_server_is_recorded_not_fatal(server, tmp_path, capsys):
         main(
             [
                 "eval",
-                "--agent",
+                "--agents",
                 "openai:down",
                 "--base-url",
                 server,

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from agents.llm import SPEC_PREFIXES, make_llm_agent
-from agents.llm.factory import split_spec
-from agents.llm.policy import STAT_KEYS
+from hear2act_agents.llm import SPEC_PREFIXES, make_llm_agent
+from hear2act_agents.llm.factory import split_spec
+from hear2act_agents.llm.policy import STAT_KEYS
 from hear2act_env.errors import ConfigError, MissingExtraError
 from hear2act_env.policy import Policy
 
@@ -69,8 +69,8 @@ def test_missing_extra_is_reported(monkeypatch):
 
 def test_importing_the_llm_layer_is_light():
     code = (
-        "import sys, agents.llm, agents.llm.factory, agents.llm.backends.openai_http, "
-        "agents.llm.backends.hf_chat, agents.llm.backends.audio, agents.perceivers, "
+        "import sys, hear2act_agents.llm, hear2act_agents.llm.factory, hear2act_agents.llm.backends.openai_http, "
+        "hear2act_agents.llm.backends.hf_chat, hear2act_agents.llm.backends.audio, hear2act_agents.perceivers, "
         "hear2act_env.wrappers.perceived\n"
         "heavy = [m for m in ('torch', 'transformers', 'httpx') if m in sys.modules]\n"
         "assert not heavy, heavy"

@@ -11,9 +11,9 @@ pytest.importorskip("transformers")
 pytest.importorskip("torch")
 
 import hear2act_env  # noqa: E402,F401
-from agents.llm import make_llm_agent  # noqa: E402
-from agents.llm.backends.base import MicroBatcher, Request  # noqa: E402
-from agents.llm.backends.hf_chat import TransformersChatBackend, render_chat  # noqa: E402
+from hear2act_agents.llm import make_llm_agent  # noqa: E402
+from hear2act_agents.llm.backends.base import MicroBatcher, Request  # noqa: E402
+from hear2act_agents.llm.backends.hf_chat import TransformersChatBackend, render_chat  # noqa: E402
 from hear2act_env.errors import ConfigError  # noqa: E402
 from hear2act_env.evaluation.rollout import play  # noqa: E402
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import hear2act_env  # noqa: F401
-from agents.llm import make_llm_agent
-from agents.llm.backends.base import BackendError, BackendTimeout
-from agents.llm.backends.openai_http import OpenAIChatBackend, _retry_after
+from hear2act_agents.llm import make_llm_agent
+from hear2act_agents.llm.backends.base import BackendError, BackendTimeout
+from hear2act_agents.llm.backends.openai_http import OpenAIChatBackend, _retry_after
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.rollout import play
 
@@ -219,7 +219,7 @@ def test_wav_encoding_roundtrip():
     import io
     import wave
 
-    from agents.llm.backends.openai_http import wav_base64
+    from hear2act_agents.llm.backends.openai_http import wav_base64
 
     x = np.linspace(-1, 1, 1600, dtype=np.float32)
     with wave.open(io.BytesIO(base64.b64decode(wav_base64(x)))) as w:

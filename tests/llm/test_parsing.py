@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from agents.llm.parsing import (
+from hear2act_agents.llm.parsing import (
     KeywordTopicMatcher,
     MiniLMTopicMatcher,
     minilm_available,
     normalize_reply,
     parse_reply,
 )
-from agents.llm.prompting import parse_options
+from hear2act_agents.llm.prompting import parse_options
 
 ATTRS = [
     ("departure time", ["6:05 am", "9:40 am", "1:15 pm", "6:30 pm"]),
@@ -187,7 +187,7 @@ def test_minilm_threshold_sends_weak_matches_to_open():
 
 
 def test_default_matcher_falls_back_to_keywords(monkeypatch):
-    import agents.llm.parsing as parsing
+    import hear2act_agents.llm.parsing as parsing
 
     monkeypatch.setattr(parsing, "_default", None)
     monkeypatch.setattr(parsing, "minilm_available", lambda: False)

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import hear2act_env  # noqa: F401
-from agents.llm.backends.base import BackendError, BackendTimeout
-from agents.llm.parsing import KeywordTopicMatcher
-from agents.llm.policy import STAT_KEYS, LLMPolicy, latest_audio
+from hear2act_agents.llm.backends.base import BackendError, BackendTimeout
+from hear2act_agents.llm.parsing import KeywordTopicMatcher
+from hear2act_agents.llm.policy import STAT_KEYS, LLMPolicy, latest_audio
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.rollout import play
 from hear2act_env.policy import Policy

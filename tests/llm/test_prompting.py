@@ -8,7 +8,7 @@ import gymnasium as gym
 import pytest
 
 import hear2act_env  # noqa: F401  (registers the env ids)
-from agents.llm.prompting import (
+from hear2act_agents.llm.prompting import (
     build_decision_messages,
     build_perception_messages,
     evidence_block,

@@ -1,4 +1,4 @@
-"""One test per row of the DESIGN 3.4 table (user engine + realizer, through the env)."""
+"""One test per row of the table in docs/protocol.md#user-engine (user engine + realizer, through the env)."""
 
 import numpy as np
 import pytest

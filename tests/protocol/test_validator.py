@@ -1,4 +1,4 @@
-"""One test per structural rule of DESIGN 3.2: break exactly that rule, expect its message."""
+"""One test per structural rule of docs/protocol.md#candidates: break exactly that rule, expect its message."""
 
 from dataclasses import replace
 

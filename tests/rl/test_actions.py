@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from agents.rl.actions import (
+from hear2act_agents.rl.actions import (
     ACTION_NAMES,
     ASK_OPEN,
     CLARIFY,

@@ -4,8 +4,8 @@ state unless S is granted."""
 import numpy as np
 import pytest
 
-from agents.rl.actions import CLARIFY, RECOMMEND, action_mask, to_env
-from agents.rl.encoding import EncoderSpec, encode
+from hear2act_agents.rl.actions import CLARIFY, RECOMMEND, action_mask, to_env
+from hear2act_agents.rl.encoding import EncoderSpec, encode
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.scenarios.bank import load_bank
 from hear2act_env.wrappers.prosody import ProsodyFeatures

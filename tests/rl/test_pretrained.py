@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import hear2act_env  # noqa: F401  (registers the ids)
-from agents.rl import load_policy, make_rl_agent
-from agents.rl.pretrained import pretrained, pretrained_path
+from hear2act_agents.rl import load_policy, make_rl_agent
+from hear2act_agents.rl.pretrained import pretrained, pretrained_path
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.rollout import play, wrap_for
 from hear2act_env.scenarios.bank import CHECKSUM_PATH
@@ -37,7 +37,7 @@ def test_shipped_models_are_listed_and_match_the_bank() -> None:
 
 
 def test_evaluation_finds_the_training_scenarios(tmp_path) -> None:
-    from agents.rl.cli import training_scenarios
+    from hear2act_agents.rl.evaluation import training_scenarios
 
     def config(path: str | None, sha: str) -> Path:
         out = tmp_path / f"c{len(list(tmp_path.iterdir()))}.json"

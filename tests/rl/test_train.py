@@ -1,6 +1,5 @@
 """A tiny training run saves a model that reloads as a Policy and plays through the runner."""
 
-import argparse
 import json
 
 import numpy as np
@@ -8,10 +7,11 @@ import pytest
 
 pytest.importorskip("sb3_contrib", reason="MaskablePPO needs sb3-contrib")
 
-from agents.rl.actions import to_env
-from agents.rl.cli import add_rl_eval_parser, add_train_parser, main
-from agents.rl.policy import agent_factory, load_policy, make_rl_agent
-from agents.rl.training import train
+from hear2act_agents.registry import make_agent
+from hear2act_agents.rl.actions import to_env
+from hear2act_agents.rl.policy import load_policy, make_rl_agent
+from hear2act_agents.rl.training import train
+from hear2act_env.cli import build_parser, main
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.rollout import play, wrap_for
@@ -70,7 +70,7 @@ def test_runner_evaluates_the_model_by_spec(tiny_run, tmp_path):
         scenarios=(sid,),
         env_kwargs={"turn_cost": 0.05},
     )
-    records = run_grid(config, tmp_path / "r.jsonl", agent_factory, progress=False)
+    records = run_grid(config, tmp_path / "r.jsonl", make_agent, progress=False)
     assert len(records) == 2 and all(r.error is None for r in records)
     mine = next(r for r in records if r.key.agent == spec)
     assert mine.actions >= 1 and mine.reward <= 1.0
@@ -85,12 +85,9 @@ def test_bad_specs_and_paths(tmp_path):
 
 
 def test_parsers_register_and_train_from_the_command_line(tmp_path, capsys):
-    parser = argparse.ArgumentParser()
-    sub = parser.add_subparsers(dest="command")
-    add_train_parser(sub)
-    add_rl_eval_parser(sub)
+    parser = build_parser()
     args = parser.parse_args(["train", "--access", "T+S", "--turn-cost", "0.1"])
-    assert args.turn_cost == 0.1 and args.func.__name__ == "_train"
+    assert args.turn_cost == 0.1 and args.func.__name__ == "train"
     args = parser.parse_args(["rl-eval", "runs/x", "--runs", "2"])
     assert args.models == ["runs/x"] and args.runs == 2
     out = tmp_path / "cli"
@@ -151,9 +148,9 @@ def test_warm_start_copies_the_source_policy(tiny_run, tmp_path):
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.rl.encoding import EncoderSpec
-    from agents.rl.envs import make_env
-    from agents.rl.training import warm_start
+    from hear2act_agents.rl.encoding import EncoderSpec
+    from hear2act_agents.rl.envs import make_env
+    from hear2act_agents.rl.training import warm_start
 
     source = load_policy(tiny_run.out_dir)  # T+S
     spec = EncoderSpec.for_access("T+S")

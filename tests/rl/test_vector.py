@@ -4,8 +4,8 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-from agents.rl.actions import N_ACTIONS
-from agents.rl.envs import env_thunks
+from hear2act_agents.rl.actions import N_ACTIONS
+from hear2act_agents.rl.envs import env_thunks
 from tests.rl.stubs import ToneRenderer
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from stable_baselines3.common.env_checker import check_env
 
-from agents.rl.encoding import EncoderSpec, RLObservation, encode
-from agents.rl.envs import make_env, numeric_env
+from hear2act_agents.rl.encoding import EncoderSpec, RLObservation, encode
+from hear2act_agents.rl.envs import make_env, numeric_env
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import ConfigError
 from hear2act_env.speech.features import FEATURE_NAMES, prosodic_features
@@ -21,9 +21,12 @@ def audio_env(**kw):
 
 
 def check(env):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the (11, 4) "fit" box is not a 1-D vector: fine
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         check_env(env, warn=True, skip_render_check=True)
+    # the (11, 4) "fit" box is not a 1-D vector (fine for MultiInputPolicy); nothing else
+    unexpected = [str(w.message) for w in caught if "unconventional shape" not in str(w.message)]
+    assert not unexpected, unexpected
 
 
 @pytest.mark.parametrize("access", ["T", "T+S"])
@@ -91,7 +94,7 @@ def test_encoding_layout_and_bounds():
 
 
 def test_shuffled_options_stay_consistent_with_the_env():
-    from agents.rl.envs import ShuffleOptions
+    from hear2act_agents.rl.envs import ShuffleOptions
 
     inner = numeric_env(Hear2ActEnv(access="T", split="train"))
     env = ShuffleOptions(inner)

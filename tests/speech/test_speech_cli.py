@@ -59,7 +59,7 @@ def test_inferred_state_reads_the_voice():
 
 
 def test_inferred_condition_needs_audio():
-    with pytest.raises(ConfigError, match="needs an audio access"):
+    with pytest.raises(ConfigError, match="access must include A"):
         GridConfig(agents=("eager",), conditions=(("T", "inferred"),))
 
 

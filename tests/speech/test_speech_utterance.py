@@ -37,13 +37,6 @@ def test_invalid_fields_raise_config_error_naming_field_and_value(kwargs, field)
     assert repr(kwargs[next(iter(kwargs))]) in message
 
 
-def test_utterance_is_frozen_and_hashable():
-    u = Utterance("Okay.", "flat", "fern", 1)
-    with pytest.raises(AttributeError):
-        u.text = "No."  # type: ignore[misc]
-    assert len({u, Utterance("Okay.", "flat", "fern", 1)}) == 1
-
-
 def test_renderer_protocol_is_structural():
     class Fake:
         name = "fake"

@@ -3,14 +3,14 @@
 The recording of the latest user turn (float32, 16 kHz) is attached to the first user message
 as an audio content part; the model's processor expands it into audio tokens and features.
 Used for access ``A`` / ``A+T`` (audio in the decision call) and, through
-``agents.perceivers.AudioLLMPerceiver``, as the first stage of the two-stage ``T+S-hat``
+``hear2act_agents.perceivers.AudioLLMPerceiver``, as the first stage of the two-stage ``T+S-hat``
 (infer one sentence from the audio, then decide from the transcript and that sentence without
 audio).
 
 Version notes (transformers 4.50 to 5.x):
 - the processors take ``audio=``; releases before 4.47-ish only knew ``audios=``, so a
   TypeError on ``audio=`` retries with ``audios=``;
-- the weights' dtype keyword changed name (``hf_common.dtype_kwargs``);
+- the weights' dtype keyword changed name (``hear2act_agents.loading.dtype_kwargs``);
 - in 5.x ``AutoProcessor`` of Qwen2.5-Omni builds a video processor that needs torchvision:
   when the processor cannot be built, a light processor (tokenizer + feature extractor + the
   checkpoint's chat template, expanding the audio placeholder the same way the processor does)
@@ -32,22 +32,23 @@ from typing import Any
 
 import numpy as np
 
-from agents.llm.backends.base import BackendError, Message, MicroBatcher, Request, require
-from agents.llm.backends.hf_chat import render_chat
-from agents.llm.backends.hf_common import (
+from hear2act_agents.llm.backends.base import BackendError, Message, MicroBatcher, Request
+from hear2act_agents.llm.backends.hf_chat import render_chat
+from hear2act_agents.llm.cache import ResponseCache, audio_digest, cache_key
+from hear2act_agents.loading import (
     dtype_kwargs,
     generation_settings,
     load_error,
     pick_device,
+    require,
     resolve_model_path,
     shared,
 )
-from agents.llm.cache import ResponseCache, audio_digest, cache_key
+from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.errors import ConfigError
+from hear2act_env.seeding import derive_seed
 
 __all__ = ["AudioLLMBackend", "Qwen25OmniBackend", "Qwen2AudioBackend", "with_audio"]
-
-SAMPLE_RATE = 16_000
 
 
 def with_audio(messages: Sequence[Message], audio: np.ndarray | None) -> list[Message]:
@@ -279,7 +280,7 @@ class AudioLLMBackend:
         key = cache_key(material)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             return hit
-        req_seed = None if seed is None else (int(seed) * 1_000_003 + int(run)) % 2**31
+        req_seed = None if seed is None else derive_seed(seed, run)
         reply = self.batcher.submit(Request(list(messages), audio, req_seed)).strip()
         if reply and self.cache is not None:
             self.cache.put(key, reply, material)

@@ -3,7 +3,6 @@ micro-batcher that groups concurrent requests from many episodes into one model 
 
 from __future__ import annotations
 
-import importlib
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -13,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from hear2act_env.errors import Hear2ActError, MissingExtraError
+from hear2act_env.errors import Hear2ActError
 
 __all__ = [
     "BackendError",
@@ -21,7 +20,6 @@ __all__ = [
     "ChatBackend",
     "MicroBatcher",
     "Request",
-    "require",
 ]
 
 Message = dict[str, Any]
@@ -59,14 +57,6 @@ class ChatBackend(Protocol):
         seed: int | None = None,
         run: int = 0,
     ) -> str: ...
-
-
-def require(module: str, extra: str = "llm") -> Any:
-    """Import ``module`` or raise ``MissingExtraError(extra, module)``."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise MissingExtraError(extra, module) from exc
 
 
 @dataclass

@@ -16,17 +16,19 @@ from typing import Any
 
 import numpy as np
 
-from agents.llm.backends.base import BackendError, Message, MicroBatcher, Request, require
-from agents.llm.backends.hf_common import (
+from hear2act_agents.llm.backends.base import BackendError, Message, MicroBatcher, Request
+from hear2act_agents.llm.cache import ResponseCache, cache_key
+from hear2act_agents.loading import (
     dtype_kwargs,
     generation_settings,
     load_error,
     pick_device,
+    require,
     resolve_model_path,
     shared,
 )
-from agents.llm.cache import ResponseCache, cache_key
 from hear2act_env.errors import ConfigError
+from hear2act_env.seeding import derive_seed
 
 __all__ = ["TransformersChatBackend", "render_chat"]
 
@@ -155,7 +157,7 @@ class TransformersChatBackend:
         key = cache_key(material)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             return hit
-        req_seed = None if seed is None else (int(seed) * 1_000_003 + int(run)) % 2**31
+        req_seed = None if seed is None else derive_seed(seed, run)
         reply = self.batcher.submit(Request(list(messages), None, req_seed)).strip()
         if reply and self.cache is not None:
             self.cache.put(key, reply, material)

@@ -30,9 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.llm.backends.base import BackendError, BackendTimeout, Message, require
-from agents.llm.cache import ResponseCache, audio_digest, cache_key
+from hear2act_agents.llm.backends.base import BackendError, BackendTimeout, Message
+from hear2act_agents.llm.cache import ResponseCache, audio_digest, cache_key
+from hear2act_agents.loading import require
 from hear2act_env.errors import ConfigError
+from hear2act_env.seeding import derive_seed
 
 __all__ = ["OpenAIChatBackend", "limiter_for"]
 
@@ -242,7 +244,7 @@ class OpenAIChatBackend:
         if self.top_p is not None:
             payload["top_p"] = self.top_p
         if self.send_seed and seed is not None:
-            payload["seed"] = (int(seed) * 1_000_003 + int(run)) % 2**31
+            payload["seed"] = derive_seed(seed, run)
         payload.update(self.extra_body)
         reply = self._post(payload)
         if reply and self.cache is not None:

@@ -1,13 +1,26 @@
-"""The sweep's evaluation and report on two tiny runs (tables, paired differences, plots)."""
+"""The sweep script's evaluation and report on two tiny runs, run as a user runs it."""
+
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("sb3_contrib", reason="MaskablePPO needs sb3-contrib")
 
-from agents.rl.experiment import evaluate_sweep, report_sweep, run_name
-from agents.rl.training import train
+from hear2act_agents.rl.training import train  # noqa: E402
+from hear2act_env.cli.rl import default_run_name  # noqa: E402
 
 TINY = {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1, "eval_every": 64}
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "rl_sweep.py"
+
+
+def sweep(*args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
 
 
 def test_sweep_evaluation_and_report(tmp_path):
@@ -19,16 +32,15 @@ def test_sweep_evaluation_and_report(tmp_path):
             0.1,
             128,
             0,
-            root / run_name("prosody", access, 0.1, 0),
+            root / default_run_name(access, "prosody", 0.1, 0),
             progress=False,
             eval_episodes=1,
             **TINY,
         )
-    records = evaluate_sweep(root, runs=1)
-    assert records and all(r.error is None for r in records)
-    agents = {r.key.agent for r in records}
-    assert {"prober", "state-aware"} <= agents and sum(a.startswith("ppo:") for a in agents) == 2
-    text = report_sweep(root, tmp_path / "img")
+    assert "episodes in" in sweep("eval", "--root", str(root), "--runs", "1")
+    names = {p.name for p in (root / "eval").glob("*.jsonl")}
+    assert "prosody-T-c0.1-s0.jsonl" in names and "baselines-prosody-T+S-c0.1.jsonl" in names
+    text = sweep("report", "--root", str(root), "--img", str(tmp_path / "img"))
     assert "| prosody | 0.1 | PPO(T) |" in text and "| prosody | 0.1 | PPO(T+S) |" in text
     assert "| prosody | 0.1 | PPO(T+S) - PPO(T) | 1 |" in text and "prober (T)" in text
     headline = text.split("\n\n")[1].splitlines()

@@ -1,19 +1,37 @@
-"""Helpers shared by the transformers backends: lazy imports, version differences, loading."""
+"""Optional imports and local ``transformers`` model loading, shared by the LLM backends and the
+audio perceivers (so neither imports the other)."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 from pathlib import Path
 from typing import Any
 
-from agents.llm.backends.base import require
-from hear2act_env.errors import ConfigError
+from hear2act_env.errors import ConfigError, MissingExtraError
 
-__all__ = ["dtype_kwargs", "pick_device", "resolve_model_path", "shared", "transformers_version"]
+__all__ = [
+    "dtype_kwargs",
+    "generation_settings",
+    "load_error",
+    "pick_device",
+    "require",
+    "resolve_model_path",
+    "shared",
+    "transformers_version",
+]
 
 _SHARED: dict[tuple, Any] = {}
 _SHARED_LOCK = threading.Lock()
+
+
+def require(module: str, extra: str = "llm") -> Any:
+    """Import ``module`` or raise ``MissingExtraError(extra, module)``."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingExtraError(extra, module) from exc
 
 
 def transformers_version() -> tuple[int, int]:
@@ -75,12 +93,6 @@ def shared(key: tuple, factory) -> Any:
         if key not in _SHARED:
             _SHARED[key] = factory()
         return _SHARED[key]
-
-
-def clear_shared() -> None:
-    """Forget every shared model (tests; frees memory once no policy holds them)."""
-    with _SHARED_LOCK:
-        _SHARED.clear()
 
 
 def generation_settings(backend: Any) -> dict[str, Any]:

@@ -1,0 +1,187 @@
+"""``hear2act benchmark``, ``eval`` and ``report``: run agents through the runner and report."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from hear2act_env.cli import options
+from hear2act_env.conditions import Condition
+from hear2act_env.errors import ConfigError
+
+#: Baselines whose behaviour depends on a state, run in the benchmark's audio grid.
+AUDIO_BENCHMARK_AGENTS = ("state-aware", "prober")
+
+
+def benchmark(args: argparse.Namespace) -> int:
+    from hear2act_agents.registry import BASELINES, make_agent
+    from hear2act_env.evaluation.report import report
+    from hear2act_env.evaluation.runner import (
+        AUDIO_CONDITIONS,
+        TEXT_CONDITIONS,
+        GridConfig,
+        run_grid,
+    )
+
+    out = Path(args.out)
+    agents = tuple(args.agents or BASELINES)
+    audio_agents = tuple(a for a in agents if a in AUDIO_BENCHMARK_AGENTS)
+    grids = [("results.jsonl", agents, TEXT_CONDITIONS)]
+    if audio_agents and not args.no_audio:
+        # the voice, read by the reference perceiver (T+S-hat), for the agents that use a state
+        grids.append(("results-audio.jsonl", audio_agents, AUDIO_CONDITIONS))
+    records = []
+    for name, grid_agents, conditions in grids:
+        config = GridConfig(
+            agents=grid_agents,
+            conditions=conditions,
+            split=args.split,
+            runs=args.runs,
+            scenario_file=args.scenario_file,
+        )
+        records += run_grid(
+            config, out / name, make_agent, backend=args.backend, workers=args.workers
+        )
+    print(report(records, out, plots=not args.no_plots))
+    print(f"\nresults: {out}/results*.jsonl; tables and plots: {out}/")
+    return 0
+
+
+def add_benchmark(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("benchmark", help="run the baselines over the scenario bank and report")
+    options.add_out(p, "hear2act-benchmark", "output folder, resumed if present")
+    p.add_argument(
+        "--agents", nargs="+", default=None, help="agent names or specs (default: every baseline)"
+    )
+    options.add_split(p, "all")
+    options.add_scenario_file(p)
+    options.add_runs(p)
+    options.add_backend(p, "process", 2)
+    options.add_no_plots(p)
+    p.add_argument(
+        "--no-audio", action="store_true", help="skip the audio (voice-inferred state) grid"
+    )
+    p.set_defaults(func=benchmark)
+
+
+def _value(text: str) -> object:
+    """A ``--setting`` value: an int, a float, or the string itself."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def settings_of(args: argparse.Namespace) -> dict[str, object]:
+    """The LLM-agent settings given by ``--base-url``, ``--perceiver``, ``--response-cache``
+    and ``--setting KEY=VALUE``."""
+    settings: dict[str, object] = {}
+    if args.base_url:
+        settings["base_url"] = args.base_url
+    if args.perceiver:
+        settings["perceiver"] = args.perceiver
+    if args.response_cache:
+        settings["cache_dir"] = args.response_cache
+    for item in args.setting or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--setting: got {item!r}, expected KEY=VALUE")
+        settings[key] = _value(value)
+    return settings
+
+
+def evaluate(args: argparse.Namespace) -> int:
+    from hear2act_agents.registry import AgentFactory, agent_kind
+    from hear2act_env.evaluation.report import report
+    from hear2act_env.evaluation.runner import GridConfig, run_grid
+
+    settings = settings_of(args)
+    kinds = {spec: agent_kind(spec)[1] for spec in args.agents}
+    if settings and not any(k.takes_settings for k in kinds.values()):
+        raise ConfigError(
+            f"settings {sorted(settings)} apply to LLM agents (openai:, hf:, qwen2-audio:, "
+            f"qwen2.5-omni:), and none is among {args.agents}"
+        )
+    config = GridConfig(
+        agents=tuple(args.agents),
+        realizations=tuple(args.realizations),
+        conditions=tuple(Condition.of(a) for a in args.access),
+        split=args.split,
+        scenarios=tuple(args.scenarios) if args.scenarios else None,
+        runs=args.runs,
+        env_kwargs={"allow_clarify": False} if args.spoken else {},
+        scenario_file=args.scenario_file,
+        agent_options=settings,
+    )
+    out = Path(args.out)
+    factory = AgentFactory(settings, allow_clarify=not args.spoken)
+    records = run_grid(
+        config, out / "results.jsonl", factory, backend=args.backend, workers=args.workers
+    )
+    print(report(records, out, plots=not args.no_plots))
+    return 0
+
+
+def add_eval(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eval", help="evaluate model agents (LLM, audio LLM, RL) through the runner")
+    p.add_argument(
+        "--agents",
+        nargs="+",
+        action="extend",
+        required=True,
+        help="agent specs: openai:MODEL, hf:PATH, qwen2-audio:PATH, qwen2.5-omni:PATH, "
+        "ppo:PATH or a baseline name",
+    )
+    p.add_argument(
+        "--base-url", default=None, help="API root of an OpenAI-compatible server (openai: agents)"
+    )
+    p.add_argument(
+        "--perceiver",
+        default=None,
+        help="self, affect:PATH or prosody:PATH: the audio is read into one sentence "
+        "(T+S-hat, generic affect); LLM agents",
+    )
+    options.add_access(p, ("T", "T+S"))
+    options.add_realizations(p)
+    options.add_split(p, "test")
+    p.add_argument("--scenarios", nargs="+", default=None, help="scenario ids (default: the split)")
+    options.add_scenario_file(p)
+    options.add_runs(p)
+    p.add_argument(
+        "--spoken", action="store_true", help="spoken assistant: CLARIFY is not an action"
+    )
+    p.add_argument(
+        "--response-cache", default=None, metavar="DIR", help="on-disk LLM response cache folder"
+    )
+    p.add_argument(
+        "--setting",
+        action="append",
+        metavar="KEY=VALUE",
+        help="an LLM-agent setting (temperature=0, max_concurrency=8, device=cuda, ...); repeatable",
+    )
+    options.add_out(p, "hear2act-eval", "output folder, resumed if present")
+    options.add_backend(p, "thread", 8)
+    options.add_no_plots(p)
+    p.set_defaults(func=evaluate)
+
+
+def report_results(args: argparse.Namespace) -> int:
+    from hear2act_env.evaluation.report import report
+    from hear2act_env.evaluation.runner import load_records
+
+    records = [r for path in args.results for r in load_records(path)]
+    if not records:
+        raise ConfigError(f"results: no records in {args.results}")
+    out = Path(args.out) if args.out else Path(args.results[0]).parent
+    print(report(records, out, plots=not args.no_plots))
+    return 0
+
+
+def add_report(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="tables, CSV and plots from results JSONL files")
+    p.add_argument("results", nargs="+", help="one or more results JSONL files")
+    options.add_out(p, None, "folder for CSV and PNG")
+    options.add_no_plots(p)
+    p.set_defaults(func=report_results)

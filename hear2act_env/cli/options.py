@@ -1,0 +1,107 @@
+"""Flags shared by several ``hear2act`` commands: one name, one help text, choices from the
+package's constants."""
+
+from __future__ import annotations
+
+import argparse
+
+from hear2act_env.conditions import ACCESS, SPLIT_CHOICES
+from hear2act_env.evaluation.runner import BACKENDS
+from hear2act_env.protocol.engine import REALIZATIONS
+
+Parser = argparse.ArgumentParser
+
+
+def add_split(p: Parser, default: str) -> None:
+    p.add_argument(
+        "--split",
+        default=default,
+        choices=SPLIT_CHOICES,
+        help=f"scenario split: train (-01..-08 of each domain), test (-09, -10) or all "
+        f"(default: {default})",
+    )
+
+
+def add_realizations(p: Parser, default: tuple[str, ...] | None = REALIZATIONS) -> None:
+    shown = " ".join(default) if default else "each model's own"
+    p.add_argument(
+        "--realizations",
+        nargs="+",
+        choices=REALIZATIONS,
+        default=list(default) if default else None,
+        help=f"prosody (Prosody-mediated) and/or explicit (Explicit lexical) (default: {shown})",
+    )
+
+
+def add_access(p: Parser, default: tuple[str, ...] | None) -> None:
+    shown = " ".join(default) if default else "each model's own"
+    p.add_argument(
+        "--access",
+        nargs="+",
+        choices=ACCESS,
+        default=list(default) if default else None,
+        help=f"access conditions: T transcript, A audio, S state tag (default: {shown})",
+    )
+
+
+def add_scenario_file(p: Parser, default_help: str = "the shipped bank") -> None:
+    p.add_argument(
+        "--scenario-file",
+        default=None,
+        metavar="PATH",
+        help=f"a JSON/JSONL scenario file (default: {default_help})",
+    )
+
+
+def add_runs(p: Parser) -> None:
+    p.add_argument(
+        "--runs", type=int, default=1, help="episodes per scenario and condition (default: 1)"
+    )
+
+
+def add_backend(p: Parser, default: str, workers: int) -> None:
+    p.add_argument(
+        "--backend",
+        default=default,
+        choices=BACKENDS,
+        help=f"where episodes run: serial, thread (HTTP agents), process or ray (default: {default})",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=workers,
+        help=f"parallel workers of the backend (default: {workers})",
+    )
+
+
+def add_out(p: Parser, default: str | None, what: str = "output folder") -> None:
+    shown = default if default is not None else "beside the results"
+    p.add_argument("--out", default=default, help=f"{what} (default: {shown})")
+
+
+def add_no_plots(p: Parser) -> None:
+    p.add_argument("--no-plots", action="store_true", help="write tables and CSV only, no PNG")
+
+
+def add_quiet(p: Parser) -> None:
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def add_cache_dir(p: Parser) -> None:
+    p.add_argument(
+        "--cache-dir",
+        default=None,
+        metavar="DIR",
+        help="audio cache folder (default: $HEAR2ACT_CACHE_DIR or ~/.cache/hear2act-env/audio)",
+    )
+
+
+def add_prosody_strength(p: Parser) -> None:
+    from hear2act_env.env import DEFAULT_PROSODY_STRENGTH
+
+    p.add_argument(
+        "--prosody-strength",
+        type=float,
+        default=DEFAULT_PROSODY_STRENGTH,
+        help=f"how far delivery moves the voice from neutral, 0..2 (default: {DEFAULT_PROSODY_STRENGTH})",
+    )

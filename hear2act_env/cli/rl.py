@@ -1,0 +1,193 @@
+"""``hear2act train`` and ``hear2act rl-eval``: reinforcement learning (``pip install
+"hear2act-env[rl]"``; stable-baselines3 and torch load only when a command runs)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from hear2act_env.cli import options
+from hear2act_env.conditions import ACCESS
+from hear2act_env.errors import ConfigError
+from hear2act_env.protocol.engine import REALIZATIONS
+
+
+def default_run_name(access: str, realization: str, turn_cost: float, seed: int) -> str:
+    """Folder name of a run, e.g. ``prosody-T+S-c0.05-s0``."""
+    return f"{realization}-{access}-c{turn_cost:g}-s{seed}"
+
+
+def train(args: argparse.Namespace) -> int:
+    from hear2act_agents.rl.training import train as train_run
+
+    out = (
+        Path(args.out)
+        if args.out
+        else Path(args.root)
+        / default_run_name(args.access, args.realization, args.turn_cost, args.seed)
+    )
+    settings: dict[str, Any] = {
+        "mask": not args.no_mask,
+        "derived": not args.no_derived,
+        "shuffle_options": not args.no_shuffle,
+        "eval_every": args.eval_every,
+        "eval_episodes": args.eval_episodes,
+        "eval_split": args.eval_split,
+        "split": args.split,
+        "vec": args.vec,
+        "n_envs": args.n_envs,
+        "torch_threads": args.threads,
+    }
+    if args.scenario_file:
+        settings["scenarios"] = args.scenario_file
+    if args.init_from:
+        settings["init_from"] = args.init_from
+    if args.max_actions is not None:
+        settings["env_kwargs"] = {"max_actions": args.max_actions}
+    result = train_run(
+        args.access,
+        args.realization,
+        args.turn_cost,
+        args.timesteps,
+        args.seed,
+        out,
+        progress=not args.quiet,
+        **settings,
+    )
+    print(
+        f"model: {result.model_path}  config: {result.config_path}  "
+        f"curve: {result.progress_path}  wall: {result.wall_s:.0f} s"
+    )
+    return 0
+
+
+def add_train(sub: argparse._SubParsersAction) -> None:
+    from hear2act_agents.rl.training import DEFAULT_TURN_COST
+
+    p = sub.add_parser(
+        "train",
+        help="train a PPO agent (stable-baselines3) on the train split",
+        description="Train a MaskablePPO agent on the structured (+state, +prosody) view.",
+    )
+    p.add_argument("--access", default="T", choices=ACCESS, help="access condition (default: T)")
+    p.add_argument(
+        "--realization",
+        default="prosody",
+        choices=REALIZATIONS,
+        help="prosody or explicit (default: prosody)",
+    )
+    p.add_argument(
+        "--turn-cost",
+        type=float,
+        default=DEFAULT_TURN_COST,
+        help=f"reward subtracted per action (default: {DEFAULT_TURN_COST})",
+    )
+    p.add_argument(
+        "--timesteps", type=int, default=300_000, help="env steps to train (default: 300000)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="training seed (default: 0)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="run folder (default: ROOT/<realization>-<access>-c<cost>-s<seed>)",
+    )
+    p.add_argument(
+        "--root", default="runs/rl", help="parent of the default run folder (default: runs/rl)"
+    )
+    options.add_scenario_file(p)
+    options.add_split(p, "train")
+    p.add_argument("--max-actions", type=int, default=None, help="action budget (default: 20)")
+    p.add_argument(
+        "--n-envs", type=int, default=0, help="parallel envs (default 0: 8 for text, 4 for audio)"
+    )
+    p.add_argument(
+        "--vec",
+        default="auto",
+        choices=["auto", "dummy", "subproc"],
+        help="vector env kind (default: auto)",
+    )
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
+    p.add_argument("--no-mask", action="store_true", help="plain PPO without action masks")
+    p.add_argument("--no-derived", action="store_true", help="leave out the derived features")
+    p.add_argument(
+        "--no-shuffle", action="store_true", help="no option-order augmentation in training"
+    )
+    p.add_argument(
+        "--init-from",
+        default=None,
+        help="warm start from a run folder whose observation is a prefix (e.g. T for A+T)",
+    )
+    p.add_argument(
+        "--eval-every",
+        type=int,
+        default=10_000,
+        help="steps between learning-curve evaluations (default: 10000)",
+    )
+    p.add_argument(
+        "--eval-episodes",
+        type=int,
+        default=100,
+        help="episodes per learning-curve evaluation, 0 for none (default: 100)",
+    )
+    p.add_argument(
+        "--eval-split",
+        default="test",
+        choices=["train", "test", "all"],
+        help="split of the learning-curve evaluation (default: test)",
+    )
+    options.add_quiet(p)
+    p.set_defaults(func=train)
+
+
+def rl_eval(args: argparse.Namespace) -> int:
+    from hear2act_agents.rl.evaluation import evaluate_models
+    from hear2act_env.evaluation.report import report
+
+    records = evaluate_models(
+        args.models,
+        args.out,
+        split=args.split,
+        runs=args.runs,
+        realizations=args.realizations,
+        access=args.access,
+        turn_cost=args.turn_cost,
+        scenario_file=args.scenario_file,
+        baselines=tuple(args.baselines or ()),
+        backend=args.backend,
+        workers=args.workers,
+        progress=not args.quiet,
+    )
+    if not records:
+        raise ConfigError("rl-eval: no episodes were played")
+    print(report(records, Path(args.out), plots=not args.no_plots))
+    return 0
+
+
+def add_rl_eval(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "rl-eval",
+        help="evaluate trained RL models through the evaluation runner",
+        description="Play saved models (run folders, model.zip files, shipped model names or "
+        "ppo:PATH specs) on a split and report Success/Accept/FullFit, return and actions "
+        "with bootstrap CIs.",
+    )
+    p.add_argument(
+        "models", nargs="+", help="run folders, model.zip files, shipped names or ppo:PATH"
+    )
+    options.add_out(p, "runs/rl/eval", "results folder, resumed if present")
+    options.add_split(p, "test")
+    options.add_runs(p)
+    options.add_realizations(p, None)
+    options.add_access(p, None)
+    p.add_argument(
+        "--turn-cost", type=float, default=None, help="turn cost (default: each model's own)"
+    )
+    options.add_scenario_file(p, "each model's training file")
+    p.add_argument(
+        "--baselines", nargs="+", default=None, help="rule agents to add (e.g. prober state-aware)"
+    )
+    options.add_backend(p, "serial", 1)
+    options.add_no_plots(p)
+    options.add_quiet(p)
+    p.set_defaults(func=rl_eval)

@@ -1,0 +1,61 @@
+"""``hear2act scenarios``: list, show, validate, export and build scenario banks."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from hear2act_env.cli import options
+from hear2act_env.errors import ConfigError
+
+
+def run(args: argparse.Namespace) -> int:
+    from hear2act_env.scenarios import bank
+    from hear2act_env.scenarios.show import describe_scenario, domain_table
+
+    if args.action == "validate":
+        scenarios = bank.load_scenarios(args.path)
+        print(f"ok: {args.path}: {len(scenarios)} valid scenarios")
+        return 0
+    if args.action == "build":
+        digest = bank.write_bank(bank.build_bank())
+        print(f"wrote {bank.BANK_PATH} (sha256 {digest})")
+        return 0
+    scenarios = bank.load_scenarios(args.scenario_file) if args.scenario_file else bank.load_bank()
+    if args.action == "list":
+        print(domain_table(scenarios))
+    elif args.action == "show":
+        by_id = {s.id: s for s in scenarios}
+        if args.id not in by_id:
+            raise ConfigError(f"id: no scenario {args.id!r}; try 'hear2act scenarios list'")
+        print(describe_scenario(by_id[args.id]))
+    else:
+        from hear2act_env.scenarios.export import export_bank
+
+        for path in export_bank(scenarios, Path(args.out), args.format):
+            print(f"wrote {path}")
+    return 0
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("scenarios", help="list, show, validate or export scenarios")
+    actions = p.add_subparsers(dest="action", required=True)
+    ls = actions.add_parser("list", help="domains with their counts and splits")
+    options.add_scenario_file(ls)
+    show = actions.add_parser("show", help="one scenario with roles and patterns")
+    show.add_argument("id", help="scenario id, e.g. city-hotels-09")
+    options.add_scenario_file(show)
+    val = actions.add_parser("validate", help="check a JSON/JSONL scenario file")
+    val.add_argument("path", help="the scenario file to check")
+    exp = actions.add_parser(
+        "export", help="export the bank as JSONL or a Hugging Face dataset folder"
+    )
+    exp.add_argument(
+        "--format", choices=["jsonl", "hf"], default="jsonl", help="output format (default: jsonl)"
+    )
+    exp.add_argument("--out", required=True, help="output file (jsonl) or folder (hf)")
+    options.add_scenario_file(exp)
+    actions.add_parser(
+        "build", help="regenerate the shipped bank from the domain files (maintainers)"
+    )
+    p.set_defaults(func=run)

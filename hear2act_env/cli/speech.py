@@ -1,0 +1,110 @@
+"""``hear2act render`` and ``hear2act perceive``: the speech channel."""
+
+from __future__ import annotations
+
+import argparse
+
+from hear2act_env.cli import options
+from hear2act_env.protocol.engine import REALIZATIONS
+
+
+def render(args: argparse.Namespace) -> int:
+    from hear2act_env.scenarios.bank import load_bank, load_scenarios
+    from hear2act_env.speech.prerender import prerender, utterances
+
+    bank = load_scenarios(args.scenario_file) if args.scenario_file else load_bank()
+    scenarios = [s for s in bank if args.split == "all" or s.split == args.split]
+    if args.limit:
+        scenarios = scenarios[: args.limit]
+    utts = utterances(scenarios, args.realizations, args.prosody_strength)
+    summary = prerender(utts, args.cache_dir, workers=args.workers)
+    print(
+        f"{summary.utterances} utterances ({summary.rendered} newly rendered), "
+        f"{summary.audio_seconds / 3600:.2f} h of audio, {summary.wall_seconds:.1f} s wall"
+    )
+    return 0
+
+
+def add_render(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "render", help="pre-render every utterance the bank can produce into the audio cache"
+    )
+    options.add_split(p, "all")
+    options.add_realizations(p, REALIZATIONS)
+    options.add_scenario_file(p)
+    p.add_argument("--limit", type=int, default=0, help="only the first N scenarios (0: all)")
+    options.add_prosody_strength(p)
+    options.add_cache_dir(p)
+    p.add_argument("--workers", type=int, default=2, help="render processes (default: 2)")
+    p.set_defaults(func=render)
+
+
+def perceive(args: argparse.Namespace) -> int:
+    from hear2act_env.scenarios.bank import load_bank
+    from hear2act_env.speech.bank_perception import ANCHORS, perception_check
+    from hear2act_env.speech.cache import AudioCache
+
+    bank = load_bank()
+    train = [s for s in bank if s.split == "train"][:: args.train_stride]
+    test = [s for s in bank if s.split == "test"]
+    cache = AudioCache(args.cache_dir)
+    anchors = ", ".join(f"{k} {v:.2f}" for k, v in ANCHORS.items())
+    main_check = perception_check(
+        train, test, args.prosody_strength, cache=cache, per_scenario=args.per_scenario
+    )
+    print(
+        "Resolved vs unresolved, reference prosody classifier "
+        f"(strength {args.prosody_strength}); paper anchors on Qwen3-TTS: {anchors}"
+    )
+    personas = sorted({p for r in main_check.reports.values() for p in r.per_persona})
+    print(f"{'realization':<12}{'accuracy':>9}{'n_test':>8}" + "".join(f"{p:>8}" for p in personas))
+    for name, r in main_check.reports.items():
+        print(
+            f"{name:<12}{r.accuracy:>9.3f}{r.n_test:>8}"
+            + "".join(f"{r.per_persona.get(p, float('nan')):>8.2f}" for p in personas)
+        )
+    if args.save:
+        from hear2act_env.speech.bank_perception import train_reference
+
+        train_reference(
+            train, args.prosody_strength, cache=cache, per_scenario=args.per_scenario
+        ).save(args.save)
+        print(f"saved the reference perceiver to {args.save}")
+    print("\naccuracy against prosody_strength (Prosody-mediated):")
+    for strength in args.curve:
+        check = perception_check(
+            train, test, strength, ("prosody",), cache=cache, per_scenario=args.per_scenario
+        )
+        print(f"  strength {strength:4.2f}: {check.reports['prosody'].accuracy:.3f}")
+    return 0
+
+
+def add_perceive(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "perceive", help="the perception check: can a prosody classifier hear the state?"
+    )
+    options.add_prosody_strength(p)
+    p.add_argument(
+        "--curve",
+        type=float,
+        nargs="*",
+        default=[0.0, 0.25, 0.5, 0.75, 1.0, 1.5],
+        help="prosody strengths for the accuracy curve (default: 0 0.25 0.5 0.75 1 1.5)",
+    )
+    p.add_argument(
+        "--per-scenario",
+        type=int,
+        default=6,
+        help="random recommendations per scenario (default: 6)",
+    )
+    p.add_argument(
+        "--train-stride", type=int, default=2, help="use every k-th train scenario (default: 2)"
+    )
+    options.add_cache_dir(p)
+    p.add_argument(
+        "--save",
+        default=None,
+        metavar="JSON",
+        help="also fit the reference perceiver on train clips and save it",
+    )
+    p.set_defaults(func=perceive)
