@@ -33,6 +33,8 @@ import os
 import time
 from collections import defaultdict
 
+from hear2act_env.conditions import Access
+
 TIMES: dict[str, float] = defaultdict(float)
 
 
@@ -130,11 +132,12 @@ def main() -> None:
     print(head)
     print("-" * len(head))
     for access in args.access:
-        steps = args.audio_steps if "A" in access else args.steps
+        with_audio = Access.parse(access).audio
+        steps = args.audio_steps if with_audio else args.steps
         fps, shares = run(access, steps, "dummy")
         cells = "".join(f"{100 * shares.get(c, 0.0):>12.1f}%" for c in cols)
         print(f"{access:<8}{'dummy':<9}{fps:>9.0f}{fps / ref:>11.3f}{cells}", flush=True)
-        if args.subproc and "A" in access:
+        if args.subproc and with_audio:
             fps, _ = run(access, steps, "subproc")
             blank = "".join(f"{'':>13}" for _ in cols)
             print(f"{access:<8}{'subproc':<9}{fps:>9.0f}{fps / ref:>11.3f}{blank}", flush=True)

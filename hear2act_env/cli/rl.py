@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from hear2act_env.cli import options
-from hear2act_env.conditions import ACCESS
+from hear2act_env.conditions import ACCESS, SPLIT_CHOICES
 from hear2act_env.errors import ConfigError
 from hear2act_env.protocol.engine import REALIZATIONS
 
@@ -133,7 +133,7 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--eval-split",
         default="test",
-        choices=["train", "test", "all"],
+        choices=SPLIT_CHOICES,
         help="split of the learning-curve evaluation (default: test)",
     )
     options.add_quiet(p)

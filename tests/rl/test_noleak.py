@@ -6,6 +6,7 @@ import pytest
 
 from hear2act_agents.rl.actions import CLARIFY, RECOMMEND, action_mask, to_env
 from hear2act_agents.rl.encoding import EncoderSpec, encode
+from hear2act_env.conditions import Access
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.scenarios.bank import load_bank
 from hear2act_env.wrappers.prosody import ProsodyFeatures
@@ -17,9 +18,10 @@ TWIN = hidden_twin(SCENARIO)
 
 
 def numeric(access, scenario, renderer=None):
-    kw = {"renderer": renderer, "audio_cache": False} if "A" in access else {}
+    with_audio = Access.parse(access).audio
+    kw = {"renderer": renderer, "audio_cache": False} if with_audio else {}
     env = Hear2ActEnv(realization="prosody", access=access, scenarios=[scenario], **kw)
-    if "A" in access:
+    if with_audio:
         return ProsodyFeatures(StructuredObservation(env, keep_text=True))
     return StructuredObservation(env)
 
