@@ -119,8 +119,9 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
       tag), ``"A"``, ``"A+T"``, ``"A+T+S"`` (with audio: needs the ``audio`` extra), or an
       ``hear2act_env.conditions.Access`` value.
     - ``state_fidelity``: what S shows: ``"correct"``, ``"none"`` (always 0), ``"always_resolved"``
-      (1), ``"always_unresolved"`` (2), ``"shuffled"`` (the true tag of a uniformly drawn user
-      turn of this episode so far).
+      (1), ``"always_unresolved"`` (2), ``"shuffled"`` (each user turn, the tag the user would
+      give to a uniformly drawn option of the scenario: it can say "resolved" on the opening
+      and mislead either way).
     - ``allow_clarify``: False for spoken assistants (CLARIFY becomes invalid).
     - ``turn_cost``: reward subtracted per agent action (default 0).
     - ``max_actions``: action budget (default 20, as in the paper).
@@ -421,8 +422,10 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
             return int(State.RESOLVED)
         if fidelity == "always_unresolved":
             return int(State.RELUCTANT)
-        u = self._last_turn.draw.shuffle
-        return self._true_states[int(u * len(self._true_states))]
+        # shuffled: the tag the user would give to a uniformly drawn option of this scenario,
+        # drawn afresh each user turn (from that turn's fixed draw: matched rollouts hold)
+        states = self._engine.facts.states  # type: ignore[union-attr]
+        return int(states[int(self._last_turn.draw.shuffle * len(states))])
 
     def _obs(self) -> dict[str, Any]:
         obs: dict[str, Any] = {

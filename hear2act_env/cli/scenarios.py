@@ -21,6 +21,8 @@ def run(args: argparse.Namespace) -> int:
         digest = bank.write_bank(bank.build_bank())
         print(f"wrote {bank.BANK_PATH} (sha256 {digest})")
         return 0
+    if args.action == "audit":
+        return audit(args)
     scenarios = bank.load_scenarios(args.scenario_file) if args.scenario_file else bank.load_bank()
     if args.action == "list":
         print(domain_table(scenarios))
@@ -35,6 +37,29 @@ def run(args: argparse.Namespace) -> int:
         for path in export_bank(scenarios, Path(args.out), args.format):
             print(f"wrote {path}")
     return 0
+
+
+def audit(args: argparse.Namespace) -> int:
+    """Play the prior-only attackers against a bank; exit 1 when a figure is above its limit."""
+    import json
+
+    from hear2act_env.scenarios import bank
+    from hear2act_env.scenarios.audit import run_audit
+
+    scenarios = bank.load_scenarios(args.path) if args.path else bank.load_bank()
+    report = run_audit(
+        scenarios,
+        bank=args.path or "the shipped bank",
+        path=args.path,
+        semantic=not args.no_semantic,
+        play=not args.no_play,
+    )
+    print(report.table())
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}")
+    return 1 if report.violations() else 0
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -58,4 +83,16 @@ def add(sub: argparse._SubParsersAction) -> None:
     actions.add_parser(
         "build", help="regenerate the shipped bank from the domain files (maintainers)"
     )
+    aud = actions.add_parser(
+        "audit",
+        help="play prior-only attackers against a bank (exit 1 if a figure is above its limit)",
+    )
+    aud.add_argument(
+        "path", nargs="?", default=None, help="a scenario file (default: shipped bank)"
+    )
+    aud.add_argument("--json", default=None, metavar="PATH", help="also write the figures as JSON")
+    aud.add_argument(
+        "--no-semantic", action="store_true", help="skip the MiniLM attacker (needs the llm extra)"
+    )
+    aud.add_argument("--no-play", action="store_true", help="skip zero-question play")
     p.set_defaults(func=run)

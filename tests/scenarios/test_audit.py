@@ -1,0 +1,104 @@
+"""The scenario audit: its attackers find planted leaks, and the shipped bank is held to the
+limits of bank v2 (strict xfail while the shipped bank is v1)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from hear2act_env.cli import main
+from hear2act_env.protocol.scenario import Role
+from hear2act_env.scenarios.audit import BEST_LIMIT, run_audit
+from hear2act_env.scenarios.bank import load_bank
+
+
+@pytest.fixture(scope="module")
+def shipped_report():
+    return run_audit(load_bank(), bank="the shipped bank")
+
+
+def _figure(report, attacker, scenarios):
+    return next(f for f in report.figures if f.attacker == attacker and f.scenarios == scenarios)
+
+
+def test_report_covers_every_attacker_family_with_cis(shipped_report):
+    groups = {f.group for f in shipped_report.figures}
+    assert groups == {"best option", "zero-question play", "need attributes", "semantic"}
+    for f in shipped_report.figures:
+        e = f.estimate
+        assert 0.0 <= e.low <= e.value <= e.high <= 1.0, f
+        assert e.n in (96, 480), f
+    best = [f for f in shipped_report.figures if f.group == "best option"]
+    assert all(f.chance == pytest.approx(1 / 8) and f.limit == BEST_LIMIT for f in best)
+    for attacker in ("ranker (linear)", "ranker (quadratic)"):
+        assert {f.scenarios for f in best if f.attacker == attacker} == {"test", "5-fold"}
+    data = json.loads(json.dumps(shipped_report.to_dict()))
+    assert data["n_scenarios"] == 480 and len(data["figures"]) == len(shipped_report.figures)
+
+
+def test_zero_question_play_confirms_the_rankers_pick(shipped_report):
+    """Played through gym.make, 'recommend the top pick and confirm' succeeds exactly when the
+    pick is best, so it equals the ranker's top-1."""
+    ranker = _figure(shipped_report, "ranker (linear)", "test").estimate.value
+    play = _figure(shipped_report, "ranker (linear): recommend top, confirm", "test")
+    assert play.estimate.value == pytest.approx(ranker)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the shipped bank is v1, whose option lists give the answer away (issue: Scenario "
+    "bank v2); this test must pass once bank v2 ships",
+)
+def test_shipped_bank_is_within_the_limits(shipped_report):
+    assert not shipped_report.violations(), [
+        (f.attacker, f.scenarios, round(f.estimate.value, 3)) for f in shipped_report.violations()
+    ]
+
+
+def _planted(position_of_best: int):
+    """The shipped bank with ``best`` moved to a fixed shown position."""
+    out = []
+    for s in load_bank():
+        cands = list(s.candidates)
+        best = next(c for c in cands if c.role == Role.BEST)
+        cands.remove(best)
+        cands.insert(position_of_best, best)
+        out.append(dataclasses.replace(s, candidates=tuple(cands)))
+    return out
+
+
+def test_attackers_find_a_planted_leak():
+    report = run_audit(_planted(0), semantic=False, play=False)
+    position = _figure(report, "fewest position", "all")
+    assert position.estimate.value == pytest.approx(1.0) and not position.within_limit
+    assert _figure(report, "ranker (linear)", "test").estimate.value > 0.9
+
+
+def test_need_detection_scores_against_the_right_chance():
+    report = run_audit(load_bank()[:40], semantic=False, play=False)
+    need = [f for f in report.figures if f.group == "need attributes"]
+    for f in need:
+        assert 3 / 7 - 1e-9 <= f.chance <= 3 / 6 + 1e-9
+        assert f.limit == pytest.approx(f.chance + 0.05)
+
+
+def test_cli_writes_json_and_fails_on_violations(tmp_path, capsys):
+    path = tmp_path / "few.jsonl"
+    path.write_text("\n".join(json.dumps(s.to_dict()) for s in _planted(3)[:30]) + "\n")
+    out = tmp_path / "audit.json"
+    rc = main(["scenarios", "audit", str(path), "--no-semantic", "--json", str(out)])
+    assert rc == 1  # best always at position 4: a heuristic finds it
+    data = json.loads(out.read_text())
+    assert data["bank"] == str(path) and any(not f["within_limit"] for f in data["figures"])
+    assert "above their limit" in capsys.readouterr().out
+
+
+def test_top_k_hits_splits_ties():
+    from hear2act_env.scenarios.audit.attackers import top1, top_k_hits
+
+    assert top1(np.array([1.0, 1.0, 0.0, 1.0]), 0) == pytest.approx(1 / 3)
+    assert top_k_hits(np.array([3.0, 1.0, 1.0, 0.0]), [1], 2) == pytest.approx(0.25)
+    assert top_k_hits(np.array([3.0, 2.0, 1.0]), [0, 1], 2) == pytest.approx(1.0)
