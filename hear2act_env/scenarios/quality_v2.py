@@ -1,0 +1,129 @@
+"""The domain rules of bank v2 (on top of every v1 check): what a domain file must hold so that
+the visible text of its scenarios cannot give the answer away (docs/domains.md, "Bank v2").
+
+- every attribute can hold hidden needs (at least two: any attribute that is not a profile's
+  requirement or favored attribute may be shown as a need or a distractor), so a need
+  attribute and a distractor look alike to anyone who knows the domain files;
+- the needs of an attribute cover its levels evenly (no level is "generally desirable": each
+  level satisfies as many of the attribute's needs as any other, give or take one);
+- a need on an attribute with four or more levels is met by at least two levels;
+- need texts speak for the user alone (no companions), so any profile may hold any need;
+- a situation names no attribute of the domain other than its own requirement and favored
+  attribute;
+- no sentence of a domain file appears word for word in another domain file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from hear2act_env.scenarios.domain import Domain
+from hear2act_env.scenarios.quality import mentions, sentences
+
+__all__ = ["COMPANION_WORDS", "cross_domain_duplicates", "domain_v2_problems"]
+
+MIN_NEEDS_PER_ATTRIBUTE = 2
+#: Words that put companions into a need's text (whole words, case-insensitive).
+COMPANION_WORDS = (
+    "we", "us", "our", "ours", "ourselves", "kid", "kids", "child", "children", "family",
+    "partner", "wife", "husband", "friend", "friends", "group", "son", "daughter", "baby",
+    "toddler", "toddlers", "parents", "team", "colleagues", "guests", "everyone",
+)  # fmt: skip
+_COMPANION = re.compile(r"\b(" + "|".join(COMPANION_WORDS) + r")\b", re.IGNORECASE)
+
+
+def _norm(sentence: str) -> str:
+    return " ".join(sentence.lower().split())
+
+
+def domain_sentences(d: Domain) -> set[str]:
+    """Every sentence of the domain's user-facing texts (normalized)."""
+    texts: list[str] = list(d.request_templates)
+    for a in d.attributes:
+        for n in a.needs:
+            texts += [n.statement, n.ask_answer, n.hint]
+        for r in a.requirements:
+            texts += [r.phrase, r.restatement]
+        if a.favored is not None:
+            texts += [a.favored.phrase, a.favored.restatement]
+    texts += [p.situation for p in d.profiles]
+    return {_norm(s) for t in texts for s in sentences(t) if len(s.split()) >= 3}
+
+
+def cross_domain_duplicates(domains: Sequence[Domain]) -> list[str]:
+    """Sentences that appear in more than one domain file."""
+    seen: dict[str, str] = {}
+    out = []
+    for d in domains:
+        for s in sorted(domain_sentences(d)):
+            other = seen.setdefault(s, d.id)
+            if other != d.id:
+                out.append(f"domain {d.id}: sentence also in domain {other}: {s!r}")
+    return out
+
+
+def domain_v2_problems(d: Domain) -> list[str]:
+    """The v2 rules that one domain file can be checked against on its own."""
+    out: list[str] = []
+    for a in d.attributes:
+        where = f"domain {d.id}: attributes[{a.key}]"
+        if len(a.needs) < MIN_NEEDS_PER_ATTRIBUTE:
+            out.append(
+                f"{where}: needs: every attribute needs at least {MIN_NEEDS_PER_ATTRIBUTE} "
+                f"(got {len(a.needs)})"
+            )
+            continue
+        cover = [sum(level in n.satisfied_by for n in a.needs) for level in range(len(a.levels))]
+        if max(cover) - min(cover) > 1:
+            out.append(
+                f"{where}: needs cover the levels unevenly (needs per level {cover}); each level "
+                "must satisfy as many needs as any other, give or take one"
+            )
+        for n in a.needs:
+            if len(a.levels) >= 4 and len(n.satisfied_by) < 2:
+                out.append(
+                    f"{where}: needs[{n.key}].satisfied_by: an attribute with {len(a.levels)} "
+                    "levels needs at least 2 satisfying levels per need"
+                )
+            for field in ("statement", "ask_answer", "hint"):
+                found = _COMPANION.search(getattr(n, field))
+                if found:
+                    out.append(
+                        f"{where}: needs[{n.key}].{field}: {found.group(0)!r} brings in "
+                        "companions; need texts speak for the user alone"
+                    )
+    for i, p in enumerate(d.profiles):
+        own = {p.requirement.split(":")[0], p.favored}
+        named = [
+            a.key for a in d.attributes if a.key not in own and mentions(p.situation, a.keywords)
+        ]
+        if named:
+            out.append(
+                f"domain {d.id}: profiles[{i}].situation names attributes {named}: a situation "
+                "explains the visit without pointing at any attribute"
+            )
+    return out
+
+
+def situation_need_similarity(d: Domain) -> list[tuple[str, float, bool, float]]:
+    """Per profile (MiniLM, needs the llm extra): (situation, share of its three need attributes
+    among the three attributes most similar to the situation, whether L1 is the most similar,
+    chance of the first). The attributes ranked are those the profile does not state."""
+    import numpy as np
+
+    from hear2act_env.text_encoder import MiniLMEncoder
+
+    enc = MiniLMEncoder.get()
+    text = {a.key: f"{a.label}: {', '.join(a.keywords)}" for a in d.attributes}
+    out = []
+    for p in d.profiles:
+        own = {p.requirement.split(":")[0], p.favored}
+        keys = [a.key for a in d.attributes if a.key not in own]
+        needs = [ref.split(":")[0] for ref in p.needs]
+        sims = (enc.encode([text[k] for k in keys]) @ enc.encode([p.situation])[0]).numpy()
+        order = [keys[i] for i in np.argsort(-sims)]
+        out.append(
+            (p.situation, len(set(order[:3]) & set(needs)) / 3, order[0] == needs[0], 3 / len(keys))
+        )
+    return out
