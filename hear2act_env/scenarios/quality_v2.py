@@ -31,6 +31,13 @@ COMPANION_WORDS = (
     "toddler", "toddlers", "parents", "team", "colleagues", "guests", "everyone",
 )  # fmt: skip
 _COMPANION = re.compile(r"\b(" + "|".join(COMPANION_WORDS) + r")\b", re.IGNORECASE)
+#: Domains whose premise is a party (every profile brings them): these words may appear there.
+PREMISE_COMPANIONS: dict[str, frozenset[str]] = {
+    "pediatric-care": frozenset({"kid", "kids", "child", "children", "son", "daughter", "baby", "toddler", "toddlers"}),
+    "family-attractions": frozenset({"we", "us", "our", "ours", "ourselves", "kid", "kids", "child", "children", "family"}),
+    "family-house-rentals": frozenset({"we", "us", "our", "ours", "ourselves", "kid", "kids", "child", "children", "family"}),
+    "group-dining": frozenset({"we", "us", "our", "ours", "ourselves", "group", "friends", "guests", "everyone", "colleagues", "team"}),
+}  # fmt: skip
 
 
 def _norm(sentence: str) -> str:
@@ -86,8 +93,16 @@ def domain_v2_problems(d: Domain) -> list[str]:
                     f"{where}: needs[{n.key}].satisfied_by: an attribute with {len(a.levels)} "
                     "levels needs at least 2 satisfying levels per need"
                 )
+            allowed = PREMISE_COMPANIONS.get(d.id, frozenset())
             for field in ("statement", "ask_answer", "hint"):
-                found = _COMPANION.search(getattr(n, field))
+                found = next(
+                    (
+                        m
+                        for m in _COMPANION.finditer(getattr(n, field))
+                        if m.group(0).lower() not in allowed
+                    ),
+                    None,
+                )
                 if found:
                     out.append(
                         f"{where}: needs[{n.key}].{field}: {found.group(0)!r} brings in "
