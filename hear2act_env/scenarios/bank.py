@@ -30,13 +30,14 @@ def dumps_bank(scenarios: Iterable[Scenario]) -> bytes:
     return ("\n".join(lines) + "\n").encode("ascii")
 
 
-def build_bank(domain_folder: str | Path | None = None) -> list[Scenario]:
-    """Generate every scenario from the domain files (sorted by domain id)."""
+def build_bank(domain_folder: str | Path | None = None, version: int = 1) -> list[Scenario]:
+    """Generate every scenario from the domain files (sorted by domain id) with the bank
+    construction ``version``."""
     from hear2act_env.scenarios.domain import domain_files, load_domain
     from hear2act_env.scenarios.generator import generate_domain
 
     domains = sorted((load_domain(p) for p in domain_files(domain_folder)), key=lambda d: d.id)
-    return [s for d in domains for s in generate_domain(d)]
+    return [s for d in domains for s in generate_domain(d, version)]  # type: ignore[arg-type]
 
 
 def write_bank(scenarios: Sequence[Scenario], folder: Path = DATA) -> str:

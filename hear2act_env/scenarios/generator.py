@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Literal, TypeVar, get_args
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from hear2act_env.protocol.scenario import (
     Scenario,
 )
 from hear2act_env.protocol.validator import validate
+from hear2act_env.scenarios.construction_v2 import ROLE_BITS, assign_values_v2, table_spread
 from hear2act_env.scenarios.domain import Domain, DomainAttribute
 
 T = TypeVar("T")
@@ -44,13 +45,22 @@ def split_of(index: int) -> str:
     return "test" if index >= 10 - N_TEST_PER_DOMAIN else "train"
 
 
-def generate_domain(domain: Domain) -> list[Scenario]:
-    """All scenarios of ``domain``, one per profile, validated."""
-    return [generate_scenario(domain, i) for i in range(len(domain.profiles))]
+BankVersion = Literal[1, 2]
+BANK_VERSIONS: tuple[int, ...] = get_args(BankVersion)
+#: v2 tables drawn per profile; the most even one (``construction_v2.table_spread``) is kept.
+V2_DRAWS = 40
 
 
-def generate_scenario(domain: Domain, index: int) -> Scenario:
+def generate_domain(domain: Domain, version: BankVersion = 1) -> list[Scenario]:
+    """All scenarios of ``domain``, one per profile, validated (``version``: the bank's
+    construction, 1 as shipped, 2 per docs/protocol.md#candidates "Bank v2")."""
+    return [generate_scenario(domain, i, version) for i in range(len(domain.profiles))]
+
+
+def generate_scenario(domain: Domain, index: int, version: BankVersion = 1) -> Scenario:
     """The scenario for profile ``index`` of ``domain`` (validated)."""
+    if version not in BANK_VERSIONS:
+        raise DomainError(f"version: got {version!r}, expected one of {list(BANK_VERSIONS)}")
     rng = np.random.default_rng(scenario_seed(domain.id, index))
     profile = domain.profiles[index]
     req_attr, req = domain.requirement_option(profile.requirement)
@@ -75,10 +85,15 @@ def generate_scenario(domain: Domain, index: int) -> Scenario:
         Need(level, a.key, o.satisfied_by, o.statement, o.ask_answer, o.hint)
         for level, (a, o) in zip(("L1", "L2", "L3"), need_refs)
     )
-    specs = _role_specs(rng)
-    values = _assign_values(rng, shown, specs, requirement, favored, needs)
-    names = _sample(rng, list(domain.names), len(specs))
-    candidates = [Candidate(n, role, tuple(v)) for n, (role, _, _), v in zip(names, specs, values)]
+    if version == 1:
+        specs = _role_specs(rng)
+        roles = [role for role, _, _ in specs]
+        values = _assign_values(rng, shown, specs, requirement, favored, needs)
+    else:
+        roles = [role for role, _ in ROLE_BITS]
+        values = _distinct_v2(rng, shown, requirement, favored, needs)
+    names = _sample(rng, list(domain.names), len(roles))
+    candidates = [Candidate(n, role, tuple(v)) for n, role, v in zip(names, roles, values)]
     candidates = [candidates[i] for i in _permutation(rng, len(candidates))]
 
     template = _pick(rng, domain.request_templates)
@@ -100,6 +115,28 @@ def generate_scenario(domain: Domain, index: int) -> Scenario:
         candidates=tuple(candidates),
     )
     return validate(scenario)
+
+
+def _distinct_v2(
+    rng: np.random.Generator,
+    shown: Sequence[DomainAttribute],
+    requirement: Requirement,
+    favored: Favored,
+    needs: tuple[Need, ...],
+) -> list[list[int]]:
+    fixed = {requirement.attribute, favored.attribute}
+    open_columns = [i for i, a in enumerate(shown) if a.key not in fixed]
+    best: tuple[float, list[list[int]]] | None = None
+    for _ in range(V2_DRAWS):
+        rows = assign_values_v2(rng, shown, requirement, favored, needs)
+        if len({tuple(r) for r in rows}) != len(rows):
+            continue
+        spread = table_spread(np.array(rows), open_columns)
+        if best is None or spread < best[0]:
+            best = (spread, rows)
+    if best is None:
+        raise DomainError("could not draw 11 distinct options: add levels to the attributes")
+    return best[1]
 
 
 def _role_specs(rng: np.random.Generator) -> list[tuple[Role, bool, tuple[int, int, int]]]:

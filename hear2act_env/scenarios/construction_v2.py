@@ -1,0 +1,238 @@
+"""Bank v2 option values: a table from which nothing visible tells ``best`` apart.
+
+The 11 options keep the paper's roles (best and safe r111, attractive r110 = the opening, six
+partials, two violators). What changes is how their values are drawn, so that an agent that
+reads the request and the option list but never asks learns nothing about which eligible option
+is best or which attributes hold the needs (docs/protocol.md#candidates, "Bank v2"):
+
+- **Every open attribute is a split.** A need attribute splits its levels into the need's
+  satisfying and other levels; a distractor gets the split of one of its own catalog needs (a
+  decoy the user does not have). Each option sits in one side of each split: on a need, its
+  pattern bit; on a distractor, the bit of a need-like membership (a random need's column,
+  with the eligible options' bits shuffled), so both kinds of column have the same group sizes
+  and the same relation to the opening.
+- **The opening is nobody's twin.** Its value on every open attribute is a level of its side
+  that no other option takes when the side has two or more levels, so "shares values with the
+  opening" says nothing about a role. Violators take random sides and avoid its values too.
+- **Within a side, values spread evenly** over a random subset of the side's levels, sized to
+  the number of options in that side, so a value's frequency does not tell a side's size.
+- **Favored attribute:** the opening is strictly ahead of all requirement-meeting options;
+  best and the partials draw their levels from one law, safe is strictly behind best, so
+  best's favored rank among the eligible is exchangeable with a partial's.
+- **Even tables.** Of several draws, the generator keeps the one whose eligible options are
+  most alike in the counts anyone can take from the table (values shared with the opening,
+  with the violators, with all options, with the eligible ones; modal and unique values). The
+  choice treats every eligible option the same way, whatever its role.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from hear2act_env.errors import DomainError
+from hear2act_env.protocol.scenario import Favored, Need, Requirement, Role
+from hear2act_env.scenarios.domain import DomainAttribute
+
+__all__ = ["ROLE_BITS", "assign_values_v2", "table_spread"]
+
+_PARTIAL_BITS = ((0, 0, 0), (0, 0, 1), (0, 1, 0), (0, 1, 1), (1, 0, 0), (1, 0, 1))
+#: Construction order of the 11 options: (role, need bits); violators' bits are drawn.
+ROLE_BITS: tuple[tuple[Role, tuple[int, int, int] | None], ...] = (
+    (Role.BEST, (1, 1, 1)),
+    (Role.SAFE, (1, 1, 1)),
+    (Role.ATTRACTIVE, (1, 1, 0)),
+    *((Role.PARTIAL, bits) for bits in _PARTIAL_BITS),
+    (Role.VIOLATOR, None),
+    (Role.VIOLATOR, None),
+)
+OPENING = 2
+#: Need-like draws tried per distractor attribute (the most even one is kept).
+DISTRACTOR_DRAWS = 12
+ELIGIBLE = (0, 1, 3, 4, 5, 6, 7, 8)
+VIOLATORS = (9, 10)
+
+
+def _pick(rng: np.random.Generator, items: Sequence[int]) -> int:
+    if not len(items):
+        raise DomainError("cannot pick from an empty set of levels")
+    return int(items[int(rng.random() * len(items))])
+
+
+def _shuffle(rng: np.random.Generator, items: Sequence[int]) -> list[int]:
+    pool, out = list(items), []
+    while pool:
+        out.append(pool.pop(int(rng.random() * len(pool))))
+    return out
+
+
+def _split(levels: int, satisfied: Sequence[int]) -> tuple[list[int], list[int]]:
+    sat = sorted(set(satisfied))
+    return sat, [v for v in range(levels) if v not in sat]
+
+
+def _spread(
+    rng: np.random.Generator, members: list[int], levels: list[int], k: int
+) -> dict[int, int]:
+    """Values for ``members``: ``k`` levels drawn from ``levels``, each used about equally."""
+    chosen = _shuffle(rng, levels)[:k]
+    values = [chosen[i % len(chosen)] for i in range(len(members))]
+    return dict(zip(_shuffle(rng, members), values))
+
+
+def _open_column(
+    rng: np.random.Generator,
+    size: int,
+    satisfied: Sequence[int],
+    bits: list[int],
+) -> list[int]:
+    """One open attribute's values from the options' sides (``bits``: 1 = satisfying side).
+
+    Both sides use the same number of distinct levels (about half the members of the smaller
+    side, at most what each side has besides the opening's level), so how often a value
+    repeats does not tell which side holds more options or more levels.
+    """
+    sat, unsat = _split(size, satisfied)
+    sides = {1: sat, 0: unsat}
+    opening = _pick(rng, sides[bits[OPENING]])
+    members = {b: [i for i, x in enumerate(bits) if x == b and i != OPENING] for b in (0, 1)}
+    usable = {b: [v for v in sides[b] if v != opening] or list(sides[b]) for b in (0, 1)}
+    present = [b for b in (0, 1) if members[b]]
+    k = max(1, min(min((len(members[b]) + 1) // 2, len(usable[b])) for b in present))
+    column = [0] * len(bits)
+    column[OPENING] = opening
+    for b in present:
+        for i, v in _spread(rng, members[b], usable[b], k).items():
+            column[i] = v
+    return column
+
+
+def _membership(
+    rng: np.random.Generator, need_bits: list[list[int]], violator_p: float = 0.5
+) -> list[int]:
+    """A distractor's sides: a random need's column with the eligible options' bits shuffled."""
+    k = int(rng.random() * 3)
+    column = list(need_bits[k])
+    shuffled = _shuffle(rng, [column[i] for i in ELIGIBLE])
+    for i, b in zip(ELIGIBLE, shuffled):
+        column[i] = b
+    for v in VIOLATORS:
+        column[v] = int(rng.random() < violator_p)
+    return column
+
+
+def _favored_column(
+    rng: np.random.Generator,
+    size: int,
+    requirement: Requirement,
+    favored: Favored,
+    same: bool,
+) -> list[int]:
+    allowed = list(requirement.satisfied_by) if same else list(range(size))
+    ranked = sorted(allowed, key=favored.score, reverse=True)  # best first
+    top = _pick(rng, range(0, max(1, min(2, len(ranked) - 2))))
+    below = ranked[top + 1 :]  # what eligible options may take
+    if len(below) < 2:
+        raise DomainError(f"favored {favored.attribute}: needs 3 levels open to eligible options")
+    # best and the partials share one law (never the lowest level, so safe fits under best)
+    law = below[:-1]
+    column = [0] * len(ROLE_BITS)
+    column[OPENING] = ranked[top]
+    for i in ELIGIBLE:
+        column[i] = _pick(rng, law)
+    best_pos = below.index(column[0])
+    column[1] = _pick(rng, below[best_pos + 1 :])  # safe strictly behind best
+    outside = [v for v in range(size) if v not in requirement.satisfied_by]
+    for v in VIOLATORS:  # tempting: as good as the opening where the requirement allows it
+        column[v] = _pick(rng, outside) if same else _pick(rng, ranked[: top + 1])
+    return column
+
+
+def assign_values_v2(
+    rng: np.random.Generator,
+    shown: Sequence[DomainAttribute],
+    requirement: Requirement,
+    favored: Favored,
+    needs: tuple[Need, ...],
+) -> list[list[int]]:
+    """The 11 options' values (rows in ``ROLE_BITS`` order, columns in ``shown`` order)."""
+    size = {a.key: len(a.levels) for a in shown}
+    need_bits: list[list[int]] = []
+    violator_bits = [[int(rng.random() < 0.5) for _ in range(3)] for _ in VIOLATORS]
+    for k in range(3):
+        col = []
+        for i, (_, bits) in enumerate(ROLE_BITS):
+            col.append(bits[k] if bits is not None else violator_bits[VIOLATORS.index(i)][k])
+        need_bits.append(col)
+    columns: dict[str, list[int]] = {}
+    for k, need in enumerate(needs):
+        columns[need.attribute] = _open_column(
+            rng, size[need.attribute], need.satisfied_by, need_bits[k]
+        )
+    req_sat, req_unsat = _split(size[requirement.attribute], requirement.satisfied_by)
+    same = favored.attribute == requirement.attribute
+    if not same:
+        columns[requirement.attribute] = [
+            _pick(rng, req_unsat if role == Role.VIOLATOR else req_sat) for role, _ in ROLE_BITS
+        ]
+    columns[favored.attribute] = _favored_column(
+        rng, size[favored.attribute], requirement, favored, same
+    )
+    # distractors one by one: of a few need-like draws, the one that keeps the eligible
+    # options most alike in what the table shows (greedy compensation)
+    open_keys = [n.attribute for n in needs]
+    text_len = {a.key: np.array([len(level) for level in a.levels], float) for a in shown}
+    for a in shown:
+        if a.key in columns:
+            continue
+        decoys = [n.satisfied_by for n in a.needs if 0 < len(n.satisfied_by) < len(a.levels)]
+        best: tuple[float, list[int]] | None = None
+        for _ in range(DISTRACTOR_DRAWS):
+            if decoys:
+                satisfied = decoys[int(rng.random() * len(decoys))]
+            else:  # a domain without needs on this attribute: a random proper subset
+                order = _shuffle(rng, range(len(a.levels)))
+                satisfied = order[: max(1, len(order) // 2)]
+            column = _open_column(rng, len(a.levels), satisfied, _membership(rng, need_bits))
+            cols = [np.asarray(columns[k]) for k in open_keys] + [np.asarray(column)]
+            rows = np.stack(cols, axis=1)
+            total = sum(text_len[k][c] for k, c in zip([*open_keys, a.key], cols))
+            score = (
+                table_spread(rows, range(rows.shape[1])) + float(total[list(ELIGIBLE)].var()) / 100
+            )
+            if best is None or score < best[0]:
+                best = (score, column)
+        assert best is not None
+        columns[a.key] = best[1]
+        open_keys.append(a.key)
+    return [[columns[a.key][i] for a in shown] for i in range(len(ROLE_BITS))]
+
+
+def table_spread(rows: np.ndarray, open_columns: Sequence[int]) -> float:
+    """How much the eligible options differ in role-agnostic table counts (0: all alike)."""
+    sub = rows[:, list(open_columns)]
+    same = sub[:, None, :] == sub[None, :, :]
+    np.einsum("iic->ic", same)[:] = False
+    elig = list(ELIGIBLE)
+    in_elig = np.zeros(len(rows), bool)
+    in_elig[elig] = True
+    counts_all = same.sum(axis=1)
+    counts_elig = same[:, in_elig, :].sum(axis=1)
+    modal = np.array(
+        [
+            [counts_elig[i, c] + 1 >= np.bincount(sub[elig, c]).max() for c in range(sub.shape[1])]
+            for i in elig
+        ]
+    ).sum(axis=1)
+    stats = np.stack(
+        [
+            same[elig, OPENING].sum(axis=1),
+            same[elig][:, list(VIOLATORS)].sum(axis=(1, 2)),
+            counts_all[elig].sum(axis=1),
+            counts_elig[elig].sum(axis=1),
+            modal,
+            (counts_all[elig] == 0).sum(axis=1),
+        ]
+    )
+    return float(stats.var(axis=1).sum())
