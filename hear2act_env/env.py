@@ -46,6 +46,8 @@ DEFAULT_PROSODY_STRENGTH = 1.0
 #: Waveforms each env keeps in memory (about 100 kB each) in front of the disk cache.
 AUDIO_MEMORY_ITEMS = 512
 AUDIO_PLACEHOLDER = "[user audio]"
+#: ``info["final_option"]`` while the episode runs.
+NO_FINAL_OPTION = -1
 _ACT_NAMES = {int(a): a.name.lower() for a in Act}
 
 
@@ -141,7 +143,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
       longer turns are cut).
 
     ## Info
-    ``is_success``, ``final_option`` (0-based, set when the episode ends), ``invalid_action``,
+    ``is_success``, ``final_option`` (0-based when the episode ends, ``-1`` before it: one type
+    throughout, as vector envs need), ``invalid_action``,
     ``revealed`` (needs put into words so far, "L1".."L3"), ``state`` and ``delivery`` of the
     latest user turn, ``last_turn`` (the act, option, topic, reply kind and the current
     option's pattern), ``truth`` (best and attractive options, every option's pattern, every
@@ -466,7 +469,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
         last["pattern"] = engine.facts.patterns[engine.current]
         return {
             "is_success": final is not None and final == engine.facts.best,
-            "final_option": final,
+            "final_option": final if final is not None else NO_FINAL_OPTION,
             "invalid_action": invalid,
             "revealed": [f"L{i + 1}" for i in sorted(engine.revealed)],
             "state": state.label if state is not None else None,

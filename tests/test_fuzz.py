@@ -44,4 +44,4 @@ def test_invariants(seed, realization, acts):
             assert info["is_success"] == (current == info["truth"]["best"]) == (reward == 1.0)
             assert trunc == (not term and n == 20)
             break
-        assert not info["is_success"] and info["final_option"] is None
+        assert not info["is_success"] and info["final_option"] == -1

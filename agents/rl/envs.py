@@ -43,6 +43,7 @@ from hear2act_env.conditions import Access
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.protocol.engine import N_OPTIONS, Act
 from hear2act_env.seeding import derive_seed
+from hear2act_env.wrappers.metrics import RecordHear2ActMetrics
 from hear2act_env.wrappers.prosody import N_PROSODY, ProsodyFeatures
 from hear2act_env.wrappers.structured import StructuredObservation
 
@@ -150,7 +151,10 @@ def make_env(
 ) -> gym.Env:
     """The full training stack (see the module docstring)."""
     spec = spec or EncoderSpec.for_access(access)
-    env = numeric_env(base_env(access, realization, turn_cost, split, scenarios, env_kwargs))
+    raw = RecordHear2ActMetrics(
+        base_env(access, realization, turn_cost, split, scenarios, env_kwargs)
+    )
+    env = numeric_env(raw)
     if shuffle_options:
         env = ShuffleOptions(env)
     env = BudgetEndIsTerminal(FactoredActions(RLObservation(env, spec, prune=prune)))

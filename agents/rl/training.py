@@ -15,12 +15,16 @@ curve only: the saved model is always the last one, never selected on those epis
 
 The output folder gets ``model.zip`` (the SB3 model), ``config.json`` (everything needed to
 rebuild the observation: access, realization, turn cost, encoder spec with the prosody scaler,
-hyper-parameters, versions, wall time) and ``progress.csv`` (the learning curve).
+hyper-parameters, versions, wall time), ``progress.csv`` (the learning curve) and
+``sb3/progress.csv`` (SB3's logger, one row per rollout: PPO's own figures and the paper's
+metrics over the rollout's episodes, ``hear2act/success``, ``accept``, ``fullfit``,
+``premature_closure``, ``actions``; with ``tensorboard=DIR`` the same go to TensorBoard there).
 """
 
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import os
 import sys
@@ -58,6 +62,7 @@ class TrainConfig:
     derived: bool = True  # add the derived part of the encoding
     shuffle_options: bool = True  # augmentation: a fresh option order every training episode
     init_from: str | None = None  # warm start from a run whose observation is a prefix of ours
+    tensorboard: str | None = None  # also log to TensorBoard in this folder (needs tensorboard)
     n_envs: int = 0  # 0: 8 for text conditions, 4 for audio
     vec: str = "auto"  # dummy | subproc | auto (subproc for audio)
     n_steps: int = 0  # per env per rollout; 0: 2048 // n_envs
@@ -276,11 +281,13 @@ def train(
 def train_config(config: TrainConfig, out_dir: str | Path, progress: bool = True) -> TrainResult:
     """``train`` from a ``TrainConfig``."""
     algo_cls, torch = _require_sb3(config.mask)
-    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+    from stable_baselines3.common.logger import configure as configure_logger
     from stable_baselines3.common.utils import set_random_seed
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
     from hear2act_agents.rl.envs import env_thunks, fit_prosody_scaler, make_env
+    from hear2act_env.evaluation.sb3 import Hear2ActMetricsCallback
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -316,6 +323,16 @@ def train_config(config: TrainConfig, out_dir: str | Path, progress: bool = True
     eval_env = make_env(spec=spec, **config.env_args(config.eval_split, train=False))
 
     model = algo_cls("MlpPolicy", venv, **config.ppo_kwargs())
+    # SB3's logger: a CSV per rollout (train/* and the paper's hear2act/* metrics)
+    formats = ["csv"] + (["tensorboard"] if config.tensorboard else [])
+    if config.tensorboard and importlib.util.find_spec("tensorboard") is None:
+        raise ConfigError(
+            f"tensorboard: got {config.tensorboard!r}, but the tensorboard package is not "
+            "installed (pip install tensorboard); the CSV log in RUN/sb3/ needs nothing"
+        )
+    sb3_dir = config.tensorboard if config.tensorboard else str(out / "sb3")
+    model.set_logger(configure_logger(sb3_dir, formats))
+    metrics_callback = Hear2ActMetricsCallback()
 
     if config.init_from:
         say(f"[{out.name}] warm start from {config.init_from}")
@@ -386,7 +403,11 @@ def train_config(config: TrainConfig, out_dir: str | Path, progress: bool = True
         f"seed={config.seed} n_envs={n_envs} ({'subproc' if use_subproc else 'dummy'})"
     )
     try:
-        model.learn(total_timesteps=config.timesteps, callback=Progress(), progress_bar=False)
+        model.learn(
+            total_timesteps=config.timesteps,
+            callback=CallbackList([Progress(), metrics_callback]),
+            progress_bar=False,
+        )
         log_point(model.num_timesteps)
     finally:
         handle.close()

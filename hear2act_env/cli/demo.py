@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     print(env.render())
     final = last["final_option"]
     print(
-        f"final option: {final + 1 if final is not None else None}  "
+        f"final option: {final + 1 if final >= 0 else None}  "
         f"best: {last['truth']['best'] + 1}  success: {last['is_success']}  "
         f"actions: {last['actions']}  revealed: {', '.join(last['revealed']) or 'none'}"
     )

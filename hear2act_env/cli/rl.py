@@ -43,6 +43,8 @@ def train(args: argparse.Namespace) -> int:
         settings["scenarios"] = args.scenario_file
     if args.init_from:
         settings["init_from"] = args.init_from
+    if args.tensorboard:
+        settings["tensorboard"] = args.tensorboard
     if args.max_actions is not None:
         settings["env_kwargs"] = {"max_actions": args.max_actions}
     result = train_run(
@@ -135,6 +137,13 @@ def add_train(sub: argparse._SubParsersAction) -> None:
         default="test",
         choices=SPLIT_CHOICES,
         help="split of the learning-curve evaluation (default: test)",
+    )
+    p.add_argument(
+        "--tensorboard",
+        default=None,
+        metavar="DIR",
+        help="also log SB3's figures and the hear2act/* metrics to TensorBoard in DIR "
+        "(needs the tensorboard package; a CSV goes to RUN/sb3/ in any case)",
     )
     options.add_quiet(p)
     p.set_defaults(func=train)

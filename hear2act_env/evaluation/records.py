@@ -93,53 +93,36 @@ _KEY_FIELDS = tuple(sorted(f.name for f in fields(EpisodeKey)))
 _ENCODER = json.JSONEncoder(separators=(",", ":"), sort_keys=True)
 
 
-def record_from_rollout(
-    key: EpisodeKey, rollout: Rollout, privileged: bool, agent_stats: dict[str, Any]
+def record_from_parts(
+    key: EpisodeKey, parts: dict[str, Any], privileged: bool, agent_stats: dict[str, Any]
 ) -> EpisodeRecord:
-    """Summarize a rollout's infos into a record."""
-    counts = {
-        "ask_targeted": 0,
-        "ask_open": 0,
-        "clarify": 0,
-        "recommend": 0,
-        "confirm": 0,
-        "invalid": 0,
-    }
-    patterns: list[str] = []
-    reluctant = confirm_after = 0
-    previous_state = rollout.infos[0]["state"]
-    for info in rollout.infos[1:]:
-        turn = info["last_turn"]
-        act = turn["act"]
-        if act == "ask":
-            counts["ask_open" if turn["topic"] == 0 else "ask_targeted"] += 1
-        elif act in counts:
-            counts[act] += 1
-        if act == "recommend":
-            patterns.append(turn["pattern"])
-        if previous_state == "reluctant":
-            reluctant += 1
-            confirm_after += act == "confirm"
-        previous_state = info["state"]
-    last = rollout.infos[-1]
-    best = last["truth"]["best"]
-    final = last["final_option"]
+    """A record from an episode's metric parts (``EpisodeTally.parts()``, the wrapper's
+    ``info["hear2act"]``)."""
     return EpisodeRecord(
         key=key,
         seed=key.seed,
-        success=bool(last["is_success"]),
-        final_option=final,
-        best=best,
-        reward=rollout.total_reward,
-        terminated=rollout.terminated,
-        truncated=rollout.truncated,
-        actions=int(last["actions"]),
-        counts=counts,
-        recommend_patterns=patterns,
-        revealed=list(last["revealed"]),
-        premature_closure=rollout.terminated and final != best,
-        reluctant_turns=reluctant,
-        confirm_after_reluctant=confirm_after,
+        success=parts["success"],
+        final_option=parts["final_option"],
+        best=parts["best"],
+        reward=parts["reward"],
+        terminated=parts["terminated"],
+        truncated=parts["truncated"],
+        actions=parts["actions"],
+        counts=dict(parts["counts"]),
+        recommend_patterns=list(parts["recommend_patterns"]),
+        revealed=list(parts["revealed"]),
+        premature_closure=parts["premature_closure"],
+        reluctant_turns=parts["reluctant_turns"],
+        confirm_after_reluctant=parts["confirm_after_reluctant"],
         privileged=privileged,
         agent_stats=dict(agent_stats),
     )
+
+
+def record_from_rollout(
+    key: EpisodeKey, rollout: Rollout, privileged: bool, agent_stats: dict[str, Any]
+) -> EpisodeRecord:
+    """A finished rollout's record (its tally's metric parts)."""
+    if rollout.tally is None:
+        raise ValueError("record_from_rollout: the rollout has no tally (play() makes one)")
+    return record_from_parts(key, rollout.tally.parts(), privileged, agent_stats)

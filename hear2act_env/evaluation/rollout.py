@@ -8,6 +8,7 @@ from typing import Any
 import gymnasium as gym
 
 from hear2act_env.policy import Policy
+from hear2act_env.tally import EpisodeTally
 from hear2act_env.wrappers.structured import StructuredObservation
 
 
@@ -20,6 +21,7 @@ class Rollout:
     terminated: bool = False
     truncated: bool = False
     transcript: str = ""
+    tally: EpisodeTally | None = None  # the episode's metric parts (hear2act_env.tally)
 
 
 def wrap_for(env: gym.Env, policy: Policy) -> gym.Env:
@@ -37,13 +39,14 @@ def play(env: gym.Env, policy: Policy, seed: int, scenario: str | None = None) -
     if privileged:
         obs = {**obs, "truth": info["truth"]}
     policy.reset(obs, seed=seed)
-    out = Rollout(infos=[info])
+    out = Rollout(infos=[info], tally=EpisodeTally.start(info))
     while True:
         obs, reward, terminated, truncated, info = env.step(policy.act(obs))
         if privileged:
             obs = {**obs, "truth": info["truth"]}
         out.infos.append(info)
         out.total_reward += float(reward)
+        out.tally.step(info, reward, terminated, truncated)
         if terminated or truncated:
             out.terminated, out.truncated = bool(terminated), bool(truncated)
             out.transcript = obs["transcript"]

@@ -165,7 +165,7 @@ def test_confirm_after_rejection_is_declined_and_episode_goes_on(scenario):
     obs, reward, term, info, user = step(env, CONFIRM)
     assert not term and reward == 0 and info["state"] == "rejection"
     assert info["last_turn"]["reply"] == ReplyKind.CONFIRM_DECLINED.value
-    assert info["final_option"] is None
+    assert info["final_option"] == -1
 
 
 @pytest.mark.parametrize("target", ["best", "attractive"])
