@@ -10,7 +10,7 @@ baselines and RL policies, read it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 import numpy as np
@@ -54,3 +54,6 @@ class LexicalView:
     surface: Surface  # surface class of the latest user reply
     actions: int
     asked: frozenset[int]  # topics asked so far (0 = open question)
+    #: words-only view: needs known only by their direction (the L1 hint), with the levels
+    #: the user turned down: "L1" -> (attribute position, ruled-out levels)
+    ruled_out: dict[str, tuple[int, frozenset[int]]] = field(default_factory=dict)

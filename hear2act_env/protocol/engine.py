@@ -128,6 +128,10 @@ class UserEngine:
     facts: ScenarioFacts | None = None  # pass precomputed lookups to skip recomputing them
     current: int = field(init=False)
     revealed: set[int] = field(init=False)
+    #: needs whose statement or ask answer was spoken (a hint alone does not name a need)
+    named: set[int] = field(init=False)
+    #: options the L1 hint was spoken about while they break L1 (their L1 value is ruled out)
+    hinted: list[int] = field(init=False)
     finished: bool = field(init=False, default=False)
 
     def __post_init__(self) -> None:
@@ -139,6 +143,8 @@ class UserEngine:
             self.facts = ScenarioFacts.of(self.scenario)
         self.current = self.facts.attractive
         self.revealed = set()
+        self.named = set()
+        self.hinted = []
 
     @property
     def state(self) -> State:
@@ -171,6 +177,7 @@ class UserEngine:
             return Reply(ReplyKind.CONFIRMED, self.state)
         if act == Act.CLARIFY:
             self.revealed.add(0)
+            self._hint_about(self.current)
             return Reply(ReplyKind.CLARIFY, self.state, 0)
         if topic == 0:
             return self._open_question()
@@ -183,21 +190,38 @@ class UserEngine:
             return Reply(ReplyKind.REJECT_REQUIREMENT, state, REQUIREMENT)
         if state == State.REJECTION:
             self.revealed.add(0)
+            self._hint_about(option)
             return Reply(ReplyKind.REJECT_L1, state, 0)
         if self.realization == "prosody" or state == State.RESOLVED:
             return Reply(ReplyKind.ACCEPT, state)
         need = 1 if state == State.CONCERN else 2
         self.revealed.add(need)
+        self.named.add(need)
         kind = ReplyKind.CONCERN_L2 if need == 1 else ReplyKind.QUALIFIED_L3
         return Reply(kind, state, need)
+
+    def _hint_about(self, option: int) -> None:
+        """The L1 hint was spoken about ``option``: if it breaks L1, its L1 value is out."""
+        if 0 in self.facts.violated[option] and option not in self.hinted:
+            self.hinted.append(option)
+
+    def _say_need(self, need: int) -> None:
+        """An open question reveals ``need``: L1 by its hint, L2 and L3 by their statement."""
+        self.revealed.add(need)
+        if need == 0:
+            self._hint_about(self.current)
+        else:
+            self.named.add(need)
 
     def _open_question(self) -> Reply:
         violated = self.facts.violated[self.current]
         hidden = [n for n in violated if n != REQUIREMENT and n not in self.revealed]
         if hidden:
-            self.revealed.add(hidden[0])
+            self._say_need(hidden[0])
             return Reply(ReplyKind.OPEN_REVEAL, self.state, hidden[0])
         if violated:
+            if violated[0] == 0:  # a restated L1 repeats its hint
+                self._hint_about(self.current)
             return Reply(ReplyKind.OPEN_RESTATE, self.state, violated[0])
         return Reply(ReplyKind.OPEN_NOTHING, self.state)
 
@@ -205,6 +229,7 @@ class UserEngine:
         need = self.facts.topic_need[topic]
         if need is not None:
             self.revealed.add(need)
+            self.named.add(need)
             return Reply(ReplyKind.ASK_NEED, self.state, need)
         role = self.facts.topic_role[topic - 1]
         if role == "requirement":

@@ -219,12 +219,8 @@ def table_spread(rows: np.ndarray, open_columns: Sequence[int]) -> float:
     in_elig[elig] = True
     counts_all = same.sum(axis=1)
     counts_elig = same[:, in_elig, :].sum(axis=1)
-    modal = np.array(
-        [
-            [counts_elig[i, c] + 1 >= np.bincount(sub[elig, c]).max() for c in range(sub.shape[1])]
-            for i in elig
-        ]
-    ).sum(axis=1)
+    held = counts_elig[elig] + 1  # eligible options holding each eligible option's value
+    modal = (held >= held.max(axis=0)).sum(axis=1)
     stats = np.stack(
         [
             same[elig, OPENING].sum(axis=1),

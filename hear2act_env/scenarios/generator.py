@@ -48,7 +48,7 @@ def split_of(index: int) -> str:
 BankVersion = Literal[1, 2]
 BANK_VERSIONS: tuple[int, ...] = get_args(BankVersion)
 #: v2 tables drawn per profile; the most even one (``construction_v2.table_spread``) is kept.
-V2_DRAWS = 40
+V2_DRAWS = 10
 
 
 def generate_domain(domain: Domain, version: BankVersion = 1) -> list[Scenario]:

@@ -29,11 +29,15 @@ class StructuredObservation(gym.ObservationWrapper):
       (``lexical.SURFACES``); ``revealed`` (3,): which needs were said; ``asked`` (9,): topics
       asked; ``turn`` (1,): actions taken / budget; ``state`` (only with S): as in the env.
     With ``keep_text=True`` the env's text keys are kept as well (not for SB3).
+    ``words_only=True`` uses the env's words-only lexical view (``Hear2ActEnv.lexical_view``):
+    after the L1 hint alone, ``fit[:, 1]`` is -1 for the options whose L1 value the user turned
+    down and 0 elsewhere, until the need's statement or answer names its satisfying levels.
     """
 
-    def __init__(self, env: gym.Env, keep_text: bool = False) -> None:
+    def __init__(self, env: gym.Env, keep_text: bool = False, words_only: bool = False) -> None:
         super().__init__(env)
         self.keep_text = keep_text
+        self.words_only = words_only
         base = env.observation_space
         assert isinstance(base, spaces.Dict)
         obs: dict[str, spaces.Space[Any]] = {
@@ -53,7 +57,7 @@ class StructuredObservation(gym.ObservationWrapper):
 
     def observation(self, observation: dict[str, Any]) -> dict[str, Any]:
         env = self.env.unwrapped
-        view = env.lexical_view()  # type: ignore[attr-defined]
+        view = env.lexical_view(words_only=self.words_only)  # type: ignore[attr-defined]
         values = view.values
         fit = np.zeros((N_OPTIONS, N_CONSTRAINTS), np.float32)
         pos, sat = view.requirement
@@ -62,6 +66,10 @@ class StructuredObservation(gym.ObservationWrapper):
         for level, (p, s) in view.known_needs.items():
             k = int(level[1])
             fit[:, k] = _signs(values[:, p], s)
+            revealed[k - 1] = 1
+        for level, (p, out) in view.ruled_out.items():  # known by direction only
+            k = int(level[1])
+            fit[:, k] = -np.isin(values[:, p], list(out)).astype(np.float32)
             revealed[k - 1] = 1
         fav_pos, sign = view.favored
         col = values[:, fav_pos].astype(np.float32)
