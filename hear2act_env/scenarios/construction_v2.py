@@ -109,12 +109,28 @@ def _open_column(
 
 
 def _membership(
-    rng: np.random.Generator, need_bits: list[list[int]], violator_p: float = 0.5
+    rng: np.random.Generator,
+    need_bits: list[list[int]],
+    lean: np.ndarray | None = None,
+    violator_p: float = 0.5,
 ) -> list[int]:
-    """A distractor's sides: a random need's column with the eligible options' bits shuffled."""
+    """A distractor's sides: a random need's column with the eligible options' bits
+    reassigned, at random or (``lean``, one score per eligible option) giving the larger side
+    to the options with the lowest scores (to even out what the table shows)."""
     k = int(rng.random() * 3)
     column = list(need_bits[k])
-    shuffled = _shuffle(rng, [column[i] for i in ELIGIBLE])
+    bits = [column[i] for i in ELIGIBLE]
+    if lean is None:
+        order = _shuffle(rng, range(len(ELIGIBLE)))
+    else:
+        noise = np.array([rng.random() for _ in ELIGIBLE]) * 1e-3
+        order = [int(j) for j in np.argsort(lean + noise)]
+    ones = sum(bits)
+    big = 1 if ones * 2 >= len(bits) else 0
+    n_big = ones if big == 1 else len(bits) - ones
+    shuffled = [0] * len(bits)
+    for rank, j in enumerate(order):
+        shuffled[j] = big if rank < n_big else 1 - big
     for i, b in zip(ELIGIBLE, shuffled):
         column[i] = b
     for v in VIOLATORS:
@@ -188,18 +204,24 @@ def assign_values_v2(
             continue
         decoys = [n.satisfied_by for n in a.needs if 0 < len(n.satisfied_by) < len(a.levels)]
         best: tuple[float, list[int]] | None = None
-        for _ in range(DISTRACTOR_DRAWS):
+        for trial in range(DISTRACTOR_DRAWS):
             if decoys:
                 satisfied = decoys[int(rng.random() * len(decoys))]
             else:  # a domain without needs on this attribute: a random proper subset
                 order = _shuffle(rng, range(len(a.levels)))
                 satisfied = order[: max(1, len(order) // 2)]
-            column = _open_column(rng, len(a.levels), satisfied, _membership(rng, need_bits))
+            lean = _eligible_sharing([np.asarray(columns[k]) for k in open_keys])
+            column = _open_column(
+                rng,
+                len(a.levels),
+                satisfied,
+                _membership(rng, need_bits, lean if trial % 2 else None),
+            )
             cols = [np.asarray(columns[k]) for k in open_keys] + [np.asarray(column)]
             rows = np.stack(cols, axis=1)
             total = sum(text_len[k][c] for k, c in zip([*open_keys, a.key], cols))
             score = (
-                table_spread(rows, range(rows.shape[1])) + float(total[list(ELIGIBLE)].var()) / 100
+                table_spread(rows, range(rows.shape[1])) + float(total[list(ELIGIBLE)].var()) / 25
             )
             if best is None or score < best[0]:
                 best = (score, column)
@@ -207,6 +229,13 @@ def assign_values_v2(
         columns[a.key] = best[1]
         open_keys.append(a.key)
     return [[columns[a.key][i] for a in shown] for i in range(len(ROLE_BITS))]
+
+
+def _eligible_sharing(columns: list[np.ndarray]) -> np.ndarray:
+    """Per eligible option, how many other eligible options share its values so far."""
+    sub = np.stack(columns, axis=1)[list(ELIGIBLE)]
+    same = sub[:, None, :] == sub[None, :, :]
+    return same.sum(axis=(1, 2)) - sub.shape[1]
 
 
 def table_spread(rows: np.ndarray, open_columns: Sequence[int]) -> float:

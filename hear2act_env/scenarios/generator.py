@@ -73,7 +73,10 @@ def generate_scenario(domain: Domain, index: int, version: BankVersion = 1) -> S
     used = [req_attr.key] + ([fav_attr.key] if fav_attr.key != req_attr.key else [])
     used += [a.key for a, _ in need_refs]
     pool = [a for a in domain.attributes if a.key not in used]
-    distractors = _sample(rng, pool, 8 - len(used))
+    if version == 1:
+        distractors = _sample(rng, pool, 8 - len(used))
+    else:  # distractors look like need attributes: each matches a need's number of levels
+        distractors = _like_needs(rng, pool, [a for a, _ in need_refs], 8 - len(used))
     chosen = [domain.attribute(k) for k in used] + distractors
     order = _permutation(rng, len(chosen))
     shown: list[DomainAttribute] = [chosen[i] for i in order]
@@ -115,6 +118,28 @@ def generate_scenario(domain: Domain, index: int, version: BankVersion = 1) -> S
         candidates=tuple(candidates),
     )
     return validate(scenario)
+
+
+def _like_needs(
+    rng: np.random.Generator,
+    pool: list[DomainAttribute],
+    needs: list[DomainAttribute],
+    k: int,
+) -> list[DomainAttribute]:
+    """``k`` attributes from ``pool``, each the closest in number of levels to a need
+    attribute drawn at random (ties broken at random)."""
+    pool, out = list(pool), []
+    for _ in range(k):
+        if not pool:
+            raise DomainError(f"need {k} distractor attributes, the domain has too few")
+        target = len(_pick(rng, needs).levels)
+        gap = min(abs(len(a.levels) - target) for a in pool)
+        out.append(
+            pool.pop(
+                pool.index(_pick(rng, [a for a in pool if abs(len(a.levels) - target) == gap]))
+            )
+        )
+    return out
 
 
 def _distinct_v2(
