@@ -17,8 +17,9 @@ is best or which attributes hold the needs (docs/protocol.md#candidates, "Bank v
 - **Within a side, values spread evenly** over a random subset of the side's levels, sized to
   the number of options in that side, so a value's frequency does not tell a side's size.
 - **Favored attribute:** the opening is strictly ahead of all requirement-meeting options;
-  best and the partials draw their levels from one law, safe is strictly behind best, so
-  best's favored rank among the eligible is exchangeable with a partial's.
+  best and the partials draw their levels from one law, and safe alone takes the lowest level
+  open to them, so best's favored rank is exchangeable with a partial's (an attacker can spot
+  safe, which leaves 1 in 7, not more).
 - **Even tables.** Of several draws, the generator keeps the one whose eligible options are
   most alike in the counts anyone can take from the table (values shared with the opening,
   with the violators, with all options, with the eligible ones; modal and unique values). The
@@ -151,14 +152,14 @@ def _favored_column(
     below = ranked[top + 1 :]  # what eligible options may take
     if len(below) < 2:
         raise DomainError(f"favored {favored.attribute}: needs 3 levels open to eligible options")
-    # best and the partials share one law (never the lowest level, so safe fits under best)
+    # best and the partials share one law (never the lowest level: that one is safe's alone,
+    # so "best is ahead of safe" says nothing about which of the others is best)
     law = below[:-1]
     column = [0] * len(ROLE_BITS)
     column[OPENING] = ranked[top]
     for i in ELIGIBLE:
         column[i] = _pick(rng, law)
-    best_pos = below.index(column[0])
-    column[1] = _pick(rng, below[best_pos + 1 :])  # safe strictly behind best
+    column[1] = below[-1]  # safe: the lowest level open to eligible options, and alone there
     outside = [v for v in range(size) if v not in requirement.satisfied_by]
     for v in VIOLATORS:  # tempting: as good as the opening where the requirement allows it
         column[v] = _pick(rng, outside) if same else _pick(rng, ranked[: top + 1])
