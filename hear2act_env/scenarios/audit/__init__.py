@@ -310,24 +310,12 @@ class _Audit:
         for where, mask in (("test", self.test), ("all", everyone)):
             if not mask.any():
                 continue
-            c = self._chance(mask, need_chance)
-            self.add(
-                "semantic",
-                "MiniLM: share of needs in its top 3",
-                where,
-                np.asarray(need_hits)[mask],
-                c,
-                c + MARGIN,
-            )
-            c = self._chance(mask, l1_chance)
-            self.add(
-                "semantic",
-                "MiniLM: L1 is its top 1",
-                where,
-                np.asarray(l1_hits)[mask],
-                c,
-                c + MARGIN,
-            )
+            for label, hits, chance in (
+                ("MiniLM: share of needs in its top 3", need_hits, need_chance),
+                ("MiniLM: L1 is its top 1", l1_hits, l1_chance),
+            ):
+                c = self._chance(mask, chance)
+                self.add("semantic", label, where, np.asarray(hits)[mask], c, c + MARGIN)
 
 
 _REJECTIONS = (ReplyKind.REJECT_REQUIREMENT.value, ReplyKind.REJECT_L1.value)
