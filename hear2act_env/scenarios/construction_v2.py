@@ -90,9 +90,8 @@ def _open_column(
 ) -> list[int]:
     """One open attribute's values from the options' sides (``bits``: 1 = satisfying side).
 
-    Both sides use the same number of distinct levels (about half the members of the smaller
-    side, at most what each side has besides the opening's level), so how often a value
-    repeats does not tell which side holds more options or more levels.
+    Each side uses about half as many distinct levels as it has members (at most what it has
+    besides the opening's level), so a value repeats about as often on either side.
     """
     sat, unsat = _split(size, satisfied)
     sides = {1: sat, 0: unsat}
@@ -100,10 +99,10 @@ def _open_column(
     members = {b: [i for i, x in enumerate(bits) if x == b and i != OPENING] for b in (0, 1)}
     usable = {b: [v for v in sides[b] if v != opening] or list(sides[b]) for b in (0, 1)}
     present = [b for b in (0, 1) if members[b]]
-    k = max(1, min(min((len(members[b]) + 1) // 2, len(usable[b])) for b in present))
     column = [0] * len(bits)
     column[OPENING] = opening
     for b in present:
+        k = max(1, min((len(members[b]) + 1) // 2, len(usable[b])))
         for i, v in _spread(rng, members[b], usable[b], k).items():
             column[i] = v
     return column
@@ -206,8 +205,17 @@ def assign_values_v2(
         decoys = [n.satisfied_by for n in a.needs if 0 < len(n.satisfied_by) < len(a.levels)]
         best: tuple[float, list[int]] | None = None
         for trial in range(DISTRACTOR_DRAWS):
-            if decoys:
-                satisfied = decoys[int(rng.random() * len(decoys))]
+            if decoys:  # a decoy whose smaller side is as big as the opening's side on a need
+                k = int(rng.random() * 3)
+                model = needs[k]
+                side = (
+                    len(model.satisfied_by)
+                    if need_bits[k][OPENING]
+                    else size[model.attribute] - len(model.satisfied_by)
+                )
+                gaps = [abs(min(len(d), len(a.levels) - len(d)) - side) for d in decoys]
+                near = [d for d, g in zip(decoys, gaps) if g == min(gaps)]
+                satisfied = near[int(rng.random() * len(near))]
             else:  # a domain without needs on this attribute: a random proper subset
                 order = _shuffle(rng, range(len(a.levels)))
                 satisfied = order[: max(1, len(order) // 2)]
