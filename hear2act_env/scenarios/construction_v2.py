@@ -112,12 +112,15 @@ def _membership(
     rng: np.random.Generator,
     need_bits: list[list[int]],
     lean: np.ndarray | None = None,
+    k: int | None = None,
     violator_p: float = 0.5,
 ) -> list[int]:
-    """A distractor's sides: a random need's column with the eligible options' bits
-    reassigned, at random or (``lean``, one score per eligible option) giving the larger side
-    to the options with the lowest scores (to even out what the table shows)."""
-    k = int(rng.random() * 3)
+    """A distractor's sides: need ``k``'s column (a random need's by default) with the
+    eligible options' bits reassigned, at random or (``lean``, one score per eligible option)
+    giving the larger side to the options with the lowest scores (to even out what the table
+    shows)."""
+    if k is None:
+        k = int(rng.random() * 3)
     column = list(need_bits[k])
     bits = [column[i] for i in ELIGIBLE]
     if lean is None:
@@ -205,15 +208,15 @@ def assign_values_v2(
         decoys = [n.satisfied_by for n in a.needs if 0 < len(n.satisfied_by) < len(a.levels)]
         best: tuple[float, list[int]] | None = None
         for trial in range(DISTRACTOR_DRAWS):
-            if decoys:  # a decoy whose smaller side is as big as the opening's side on a need
-                k = int(rng.random() * 3)
+            k = int(rng.random() * 3)  # the need this distractor imitates
+            opening_bit = need_bits[k][OPENING]
+            if decoys:  # a decoy whose opening side is as large as on that need
                 model = needs[k]
-                side = (
-                    len(model.satisfied_by)
-                    if need_bits[k][OPENING]
-                    else size[model.attribute] - len(model.satisfied_by)
-                )
-                gaps = [abs(min(len(d), len(a.levels) - len(d)) - side) for d in decoys]
+                side = len(model.satisfied_by)
+                side = side if opening_bit else size[model.attribute] - side
+                gaps = [
+                    abs((len(d) if opening_bit else len(a.levels) - len(d)) - side) for d in decoys
+                ]
                 near = [d for d, g in zip(decoys, gaps) if g == min(gaps)]
                 satisfied = near[int(rng.random() * len(near))]
             else:  # a domain without needs on this attribute: a random proper subset
@@ -224,7 +227,7 @@ def assign_values_v2(
                 rng,
                 len(a.levels),
                 satisfied,
-                _membership(rng, need_bits, lean if trial % 2 else None),
+                _membership(rng, need_bits, lean if trial % 2 else None, k),
             )
             cols = [np.asarray(columns[k]) for k in open_keys] + [np.asarray(column)]
             rows = np.stack(cols, axis=1)
