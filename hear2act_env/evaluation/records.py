@@ -123,6 +123,4 @@ def record_from_rollout(
     key: EpisodeKey, rollout: Rollout, privileged: bool, agent_stats: dict[str, Any]
 ) -> EpisodeRecord:
     """A finished rollout's record (its tally's metric parts)."""
-    if rollout.tally is None:
-        raise ValueError("record_from_rollout: the rollout has no tally (play() makes one)")
     return record_from_parts(key, rollout.tally.parts(), privileged, agent_stats)

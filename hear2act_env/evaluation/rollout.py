@@ -17,11 +17,20 @@ class Rollout:
     """What one episode produced."""
 
     infos: list[dict[str, Any]] = field(default_factory=list)  # reset info, then one per step
-    total_reward: float = 0.0
-    terminated: bool = False
-    truncated: bool = False
+    tally: EpisodeTally = field(default_factory=EpisodeTally)  # reward, end flags, metric parts
     transcript: str = ""
-    tally: EpisodeTally | None = None  # the episode's metric parts (hear2act_env.tally)
+
+    @property
+    def total_reward(self) -> float:
+        return self.tally.total_reward
+
+    @property
+    def terminated(self) -> bool:
+        return self.tally.terminated
+
+    @property
+    def truncated(self) -> bool:
+        return self.tally.truncated
 
 
 def wrap_for(env: gym.Env, policy: Policy) -> gym.Env:
@@ -45,9 +54,7 @@ def play(env: gym.Env, policy: Policy, seed: int, scenario: str | None = None) -
         if privileged:
             obs = {**obs, "truth": info["truth"]}
         out.infos.append(info)
-        out.total_reward += float(reward)
         out.tally.step(info, reward, terminated, truncated)
         if terminated or truncated:
-            out.terminated, out.truncated = bool(terminated), bool(truncated)
             out.transcript = obs["transcript"]
             return out

@@ -72,7 +72,17 @@ def load_scenarios(path: str | Path) -> tuple[Scenario, ...]:
     path = Path(path)
     if not path.is_file():
         raise ScenarioError(f"scenarios: {path} is not a file")
-    text = path.read_text(encoding="utf-8")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ScenarioError(f"scenarios: cannot read {path}: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ScenarioError(
+            f"{path}:{line}: not UTF-8 text (byte {exc.start}); expected a UTF-8 JSON/JSONL file"
+        ) from None
     if path.suffix == ".jsonl":
         scenarios = _parse_lines(text.splitlines(), path, validate=True)
     else:

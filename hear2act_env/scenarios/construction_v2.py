@@ -207,6 +207,7 @@ def assign_values_v2(
             continue
         decoys = [n.satisfied_by for n in a.needs if 0 < len(n.satisfied_by) < len(a.levels)]
         best: tuple[float, list[int]] | None = None
+        lean = _eligible_sharing([np.asarray(columns[key]) for key in open_keys])
         for trial in range(DISTRACTOR_DRAWS):
             k = int(rng.random() * 3)  # the need this distractor imitates
             opening_bit = need_bits[k][OPENING]
@@ -222,7 +223,6 @@ def assign_values_v2(
             else:  # a domain without needs on this attribute: a random proper subset
                 order = _shuffle(rng, range(len(a.levels)))
                 satisfied = order[: max(1, len(order) // 2)]
-            lean = _eligible_sharing([np.asarray(columns[k]) for k in open_keys])
             column = _open_column(
                 rng,
                 len(a.levels),

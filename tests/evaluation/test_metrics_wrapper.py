@@ -180,3 +180,16 @@ def test_sb3_callback_and_monitor_log_the_metrics(tmp_path):
     env.close()
     lines = (tmp_path / "mon.monitor.csv").read_text().splitlines()
     assert "hear2act_success" in lines[1] and len(lines) == 3
+
+
+def test_train_with_tensorboard_but_without_the_package_is_a_named_error(tmp_path, capsys):
+    import importlib.util
+
+    pytest.importorskip("sb3_contrib")
+    if importlib.util.find_spec("tensorboard") is not None:
+        pytest.skip("tensorboard is installed here")
+    from hear2act_env.cli import main
+
+    argv = ["train", "--timesteps", "64", "--out", str(tmp_path / "r"), "--quiet"]
+    assert main([*argv, "--tensorboard", str(tmp_path / "tb")]) == 2
+    assert "pip install tensorboard" in capsys.readouterr().err

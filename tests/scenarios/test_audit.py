@@ -102,3 +102,13 @@ def test_top_k_hits_splits_ties():
     assert top1(np.array([1.0, 1.0, 0.0, 1.0]), 0) == pytest.approx(1 / 3)
     assert top_k_hits(np.array([3.0, 1.0, 1.0, 0.0]), [1], 2) == pytest.approx(0.25)
     assert top_k_hits(np.array([3.0, 2.0, 1.0]), [0, 1], 2) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("content", [None, '{"x": 1}\n', "\xff\xfe not json\n"])
+def test_cli_audit_of_a_missing_or_malformed_file_is_a_named_error(tmp_path, capsys, content):
+    path = tmp_path / "bank.jsonl"
+    if content is not None:
+        path.write_bytes(content.encode("latin-1"))
+    assert main(["scenarios", "audit", str(path), "--no-semantic", "--no-play"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hear2act: error:") and "Traceback" not in err
