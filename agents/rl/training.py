@@ -412,6 +412,7 @@ def train_config(config: TrainConfig, out_dir: str | Path, progress: bool = True
     finally:
         handle.close()
         venv.close()
+        model.logger.close()  # SB3's CSV (and TensorBoard) writers
     wall = time.perf_counter() - start
 
     model_path = out / "model.zip"

@@ -193,3 +193,18 @@ def test_train_with_tensorboard_but_without_the_package_is_a_named_error(tmp_pat
     argv = ["train", "--timesteps", "64", "--out", str(tmp_path / "r"), "--quiet"]
     assert main([*argv, "--tensorboard", str(tmp_path / "tb")]) == 2
     assert "pip install tensorboard" in capsys.readouterr().err
+
+
+def test_training_closes_the_sb3_log_files(tmp_path):
+    import gc
+    import warnings
+
+    pytest.importorskip("sb3_contrib")
+    from hear2act_agents.rl.training import train
+
+    tiny = {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1, "eval_episodes": 0}
+    train("T", "prosody", 0.05, 128, 0, tmp_path / "run", progress=False, **tiny)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gc.collect()
+    assert not [w for w in caught if "progress.csv" in str(w.message)]
