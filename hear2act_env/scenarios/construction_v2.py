@@ -29,6 +29,7 @@ is best or which attributes hold the needs (docs/protocol.md#candidates, "Bank v
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -36,7 +37,7 @@ from hear2act_env.errors import DomainError
 from hear2act_env.protocol.scenario import Favored, Need, Requirement, Role
 from hear2act_env.scenarios.domain import DomainAttribute
 
-__all__ = ["ROLE_BITS", "assign_values_v2", "table_spread"]
+__all__ = ["ROLE_BITS", "SHOWN_LEVELS", "assign_values_v2", "table_spread", "trim_levels"]
 
 _PARTIAL_BITS = ((0, 0, 0), (0, 0, 1), (0, 1, 0), (0, 1, 1), (1, 0, 0), (1, 0, 1))
 #: Construction order of the 11 options: (role, need bits); violators' bits are drawn.
@@ -51,6 +52,9 @@ ROLE_BITS: tuple[tuple[Role, tuple[int, int, int] | None], ...] = (
 OPENING = 2
 #: Need-like draws tried per distractor attribute (the most even one is kept).
 DISTRACTOR_DRAWS = 12
+#: Levels a scenario shows of each open attribute (those with more are cut down to this many), so
+#: that how many levels an attribute has (need attributes tend to have more) says nothing.
+SHOWN_LEVELS = 5
 ELIGIBLE = (0, 1, 3, 4, 5, 6, 7, 8)
 VIOLATORS = (9, 10)
 
@@ -108,12 +112,48 @@ def _open_column(
     return column
 
 
+def trim_levels(
+    rng: np.random.Generator, attribute: DomainAttribute, satisfied: Sequence[int] | None = None
+) -> tuple[DomainAttribute, dict[int, int]]:
+    """``attribute`` with at most ``SHOWN_LEVELS`` of its levels (in their order) and its needs
+    re-indexed (those left with no satisfying or no other level dropped), plus the map from
+    old to new level indices. With ``satisfied`` (the scenario's need on it), both sides of
+    that need keep levels in about their original proportion."""
+    n = len(attribute.levels)
+    if n <= SHOWN_LEVELS:
+        return attribute, {i: i for i in range(n)}
+    if satisfied is None:
+        keep = _shuffle(rng, range(n))[:SHOWN_LEVELS]
+    else:
+        sat, unsat = _split(n, satisfied)
+        n_sat = round(SHOWN_LEVELS * len(sat) / n)
+        n_sat = max(1, SHOWN_LEVELS - len(unsat), min(n_sat, len(sat), SHOWN_LEVELS - 1))
+        keep = _shuffle(rng, sat)[:n_sat] + _shuffle(rng, unsat)[: SHOWN_LEVELS - n_sat]
+    index = {old: new for new, old in enumerate(sorted(keep))}
+    needs = []
+    for need in attribute.needs:
+        kept = tuple(index[v] for v in need.satisfied_by if v in index)
+        if 0 < len(kept) < SHOWN_LEVELS:
+            needs.append(replace(need, satisfied_by=kept))
+    levels = tuple(attribute.levels[i] for i in sorted(keep))
+    return replace(attribute, levels=levels, needs=tuple(needs)), index
+
+
+def _sized_subset(rng: np.random.Generator, levels: int, side: int, opening_bit: int) -> list[int]:
+    """A random satisfying set over ``levels`` whose opening side (the satisfying side when
+    ``opening_bit`` is 1) has ``side`` levels, as far as ``levels`` allows (both sides kept)."""
+    side = max(1, min(side, levels - 1))
+    size = side if opening_bit else levels - side
+    return sorted(_shuffle(rng, range(levels))[:size])
+
+
 def _membership(
     rng: np.random.Generator,
     need_bits: list[list[int]],
     lean: np.ndarray | None = None,
     k: int | None = None,
     violator_p: float = 0.5,
+    violators: dict[int, int] | None = None,
 ) -> list[int]:
     """A distractor's sides: need ``k``'s column (a random need's by default) with the
     eligible options' bits reassigned, at random or (``lean``, one score per eligible option)
@@ -137,7 +177,7 @@ def _membership(
     for i, b in zip(ELIGIBLE, shuffled):
         column[i] = b
     for v in VIOLATORS:
-        column[v] = int(rng.random() < violator_p)
+        column[v] = int(rng.random() < violator_p) if violators is None else violators[v]
     return column
 
 
@@ -208,26 +248,25 @@ def assign_values_v2(
         decoys = [n.satisfied_by for n in a.needs if 0 < len(n.satisfied_by) < len(a.levels)]
         best: tuple[float, list[int]] | None = None
         lean = _eligible_sharing([np.asarray(columns[key]) for key in open_keys])
+        # the need it imitates and its sides are fixed before the draws, so that keeping the
+        # most even draw cannot make distractors differ from needs in how their sides look
+        k = int(rng.random() * 3)
+        opening_bit = need_bits[k][OPENING]
+        model = needs[k]
+        side = len(model.satisfied_by)
+        side = side if opening_bit else size[model.attribute] - side
+        fits = [d for d in decoys if (len(d) if opening_bit else len(a.levels) - len(d)) == side]
+        if fits:  # a decoy of the attribute whose opening side is as large as on that need
+            satisfied = fits[int(rng.random() * len(fits))]
+        else:  # none fits: a random set with that side size
+            satisfied = _sized_subset(rng, len(a.levels), side, opening_bit)
+        sides = {v: int(rng.random() < 0.5) for v in VIOLATORS}
         for trial in range(DISTRACTOR_DRAWS):
-            k = int(rng.random() * 3)  # the need this distractor imitates
-            opening_bit = need_bits[k][OPENING]
-            if decoys:  # a decoy whose opening side is as large as on that need
-                model = needs[k]
-                side = len(model.satisfied_by)
-                side = side if opening_bit else size[model.attribute] - side
-                gaps = [
-                    abs((len(d) if opening_bit else len(a.levels) - len(d)) - side) for d in decoys
-                ]
-                near = [d for d, g in zip(decoys, gaps) if g == min(gaps)]
-                satisfied = near[int(rng.random() * len(near))]
-            else:  # a domain without needs on this attribute: a random proper subset
-                order = _shuffle(rng, range(len(a.levels)))
-                satisfied = order[: max(1, len(order) // 2)]
             column = _open_column(
                 rng,
                 len(a.levels),
                 satisfied,
-                _membership(rng, need_bits, lean if trial % 2 else None, k),
+                _membership(rng, need_bits, lean if trial % 2 else None, k, violators=sides),
             )
             cols = [np.asarray(columns[k]) for k in open_keys] + [np.asarray(column)]
             rows = np.stack(cols, axis=1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Literal, TypeVar, get_args
 
 import numpy as np
@@ -26,8 +27,13 @@ from hear2act_env.protocol.scenario import (
     Scenario,
 )
 from hear2act_env.protocol.validator import validate
-from hear2act_env.scenarios.construction_v2 import ROLE_BITS, assign_values_v2, table_spread
-from hear2act_env.scenarios.domain import Domain, DomainAttribute
+from hear2act_env.scenarios.construction_v2 import (
+    ROLE_BITS,
+    assign_values_v2,
+    table_spread,
+    trim_levels,
+)
+from hear2act_env.scenarios.domain import Domain, DomainAttribute, NeedOption
 
 T = TypeVar("T")
 N_TEST_PER_DOMAIN = 2
@@ -80,6 +86,8 @@ def generate_scenario(domain: Domain, index: int, version: BankVersion = 1) -> S
     chosen = [domain.attribute(k) for k in used] + distractors
     order = _permutation(rng, len(chosen))
     shown: list[DomainAttribute] = [chosen[i] for i in order]
+    if version == 2:
+        shown, need_refs = _trim_open(rng, shown, need_refs, {req_attr.key, fav_attr.key})
 
     requirement = Requirement(req_attr.key, req.satisfied_by, req.phrase, req.restatement)
     fav = fav_attr.favored
@@ -120,6 +128,29 @@ def generate_scenario(domain: Domain, index: int, version: BankVersion = 1) -> S
     return validate(scenario)
 
 
+def _trim_open(
+    rng: np.random.Generator,
+    shown: list[DomainAttribute],
+    need_refs: list[tuple[DomainAttribute, NeedOption]],
+    fixed: set[str],
+) -> tuple[list[DomainAttribute], list[tuple[DomainAttribute, NeedOption]]]:
+    """Open attributes cut to ``SHOWN_LEVELS`` levels (construction_v2.trim_levels), with the
+    needs re-indexed to match."""
+    need_of = {a.key: o for a, o in need_refs}
+    out, trimmed_needs = [], {}
+    for a in shown:
+        if a.key in fixed:
+            out.append(a)
+            continue
+        need = need_of.get(a.key)
+        cut, index = trim_levels(rng, a, need.satisfied_by if need else None)
+        if need is not None:
+            kept = tuple(index[v] for v in need.satisfied_by if v in index)
+            trimmed_needs[a.key] = (cut, replace(need, satisfied_by=kept))
+        out.append(cut)
+    return out, [trimmed_needs[a.key] for a, _ in need_refs]
+
+
 def _like_needs(
     rng: np.random.Generator,
     pool: list[DomainAttribute],
@@ -156,7 +187,8 @@ def _distinct_v2(
         rows = assign_values_v2(rng, shown, requirement, favored, needs)
         if len({tuple(r) for r in rows}) != len(rows):
             continue
-        spread = table_spread(np.array(rows), open_columns)
+        table = np.array(rows)
+        spread = table_spread(table, open_columns)
         if best is None or spread < best[0]:
             best = (spread, rows)
     if best is None:

@@ -5,8 +5,10 @@ Prior-only attackers are played against a bank and scored with 95% scenario-boot
 
 - **best option**: heuristics (the eligible option with the most or fewest values shared with
   the opening, with the violators, with all options; the most common values; the favored rank;
-  position; description length; generally desirable values, ...) and learned rankers over those
-  generic features (a linear and a quadratic multinomial logit), trained on the train split and
+  position; description length; generally desirable values; the *twin* features: values shared
+  with the option last on the favored attribute and with the most alike option it is ahead
+  of, since ``best`` and ``safe`` meet the same needs and ``best`` is ahead) and learned rankers
+  over those generic features (a linear and a quadratic multinomial logit), trained on the train split and
   scored on the test split, and by 5-fold cross-validation over all scenarios. Chance: 1 in 8.
 - **zero-question play** through ``gym.make``: recommend the ranker's pick and confirm.
   (Walking down the ranking while the words say "rejection" is reported too, without a

@@ -25,6 +25,8 @@ OPTION_FEATURES: tuple[str, ...] = (
     "desirable_values",
     "desirability",
     "level_index",
+    "shared_with_last_on_favored",
+    "shared_with_closest_ahead",
 )
 
 #: Per open attribute (neither the requirement's nor the favored one).
@@ -54,6 +56,8 @@ def option_features(view: ScenarioView) -> np.ndarray:
     in_elig[elig] = True
     counts_all = same.sum(axis=1)  # (n, cols): other options with the same value
     counts_elig = same[:, in_elig, :].sum(axis=1)
+    rank = view.favored_rank[elig]
+    last = int(elig[np.flatnonzero(rank == rank.max())[-1]])  # lowest on the favored attribute
     rows = []
     for i in elig:
         modal = sum(
@@ -77,9 +81,19 @@ def option_features(view: ScenarioView) -> np.ndarray:
                 (desir > col_mean + 1e-9).sum(),
                 desir.sum(),
                 (values[i, cols] / np.maximum(view.n_levels[cols] - 1, 1)).sum(),
+                same[i, last].sum() if i != last else -1.0,
+                _closest_ahead(i, elig, same, view.favored_rank),
             ]
         )
     return np.asarray(rows, dtype=np.float64)
+
+
+def _closest_ahead(i: int, elig: np.ndarray, same: np.ndarray, rank: np.ndarray) -> float:
+    """Values ``i`` shares with its most alike eligible option that it is ahead of on the favored
+    attribute (the "twin" attack: ``best`` and ``safe`` meet the same needs, and ``best`` is
+    ahead); -1 when ``i`` is ahead of none."""
+    behind = [j for j in elig if j != i and rank[j] > rank[i]]
+    return float(max(same[i, j].sum() for j in behind)) if behind else -1.0
 
 
 def column_features(view: ScenarioView) -> np.ndarray:

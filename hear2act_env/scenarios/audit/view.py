@@ -45,9 +45,10 @@ class Truth:
 
 
 @functools.lru_cache(maxsize=64)
-def _domain_desirability(domain: str) -> dict[str, tuple[float, ...]] | None:
-    """Per attribute key, each level's share of the domain's needs on that attribute that it
-    satisfies (None when the domain is not one of the shipped domain files)."""
+def _domain_desirability(domain: str) -> dict[str, dict[str, float]] | None:
+    """Per attribute key and level text, the share of the domain's needs on that attribute that
+    the level satisfies (None when the domain is not one of the shipped domain files; a
+    scenario may show only some of an attribute's levels, so levels are matched by text)."""
     from hear2act_env.scenarios.domain import domain_files, load_domain
 
     for path in domain_files():
@@ -58,7 +59,7 @@ def _domain_desirability(domain: str) -> dict[str, tuple[float, ...]] | None:
                 counts = np.zeros(len(a.levels))
                 for need in a.needs:
                     counts[list(need.satisfied_by)] += 1
-                out[a.key] = tuple(counts / max(len(a.needs), 1))
+                out[a.key] = dict(zip(a.levels, counts / max(len(a.needs), 1)))
             return out
     return None
 
@@ -72,10 +73,10 @@ def desirability(scenario: Scenario) -> np.ndarray:
         return out
     for j, a in enumerate(scenario.attributes):
         levels = table.get(a.key)
-        if levels is None or len(levels) != len(a.levels):
+        if levels is None:
             continue
         for i, c in enumerate(scenario.candidates):
-            out[i, j] = levels[c.values[j]]
+            out[i, j] = levels.get(a.levels[c.values[j]], 0.0)
     return out
 
 
