@@ -55,6 +55,13 @@ DISTRACTOR_DRAWS = 12
 #: Levels a scenario shows of each open attribute (those with more are cut down to this many), so
 #: that how many levels an attribute has (need attributes tend to have more) says nothing.
 SHOWN_LEVELS = 5
+#: Weight of the spread of pairwise shared values (all pairs of eligible options alike, so that
+#: best and safe, who meet the same needs, are not the most alike pair).
+PAIR_WEIGHT = 4.0
+#: How often best and safe are parted where they share a value on a need attribute.
+TWIN_PARTING = 1.0
+#: The opening keeps a level of its own on a side only where this many others remain.
+OPENING_APART = 2
 ELIGIBLE = (0, 1, 3, 4, 5, 6, 7, 8)
 VIOLATORS = (9, 10)
 
@@ -86,6 +93,11 @@ def _spread(
     return dict(zip(_shuffle(rng, members), values))
 
 
+def _without(levels: list[int], opening: int) -> list[int]:
+    rest = [v for v in levels if v != opening]
+    return rest if len(rest) >= OPENING_APART else list(levels)
+
+
 def _open_column(
     rng: np.random.Generator,
     size: int,
@@ -101,7 +113,8 @@ def _open_column(
     sides = {1: sat, 0: unsat}
     opening = _pick(rng, sides[bits[OPENING]])
     members = {b: [i for i, x in enumerate(bits) if x == b and i != OPENING] for b in (0, 1)}
-    usable = {b: [v for v in sides[b] if v != opening] or list(sides[b]) for b in (0, 1)}
+    # the opening's level is left out of its side while two or more others remain
+    usable = {b: _without(sides[b], opening) for b in (0, 1)}
     present = [b for b in (0, 1) if members[b]]
     column = [0] * len(bits)
     column[OPENING] = opening
@@ -147,6 +160,26 @@ def _sized_subset(rng: np.random.Generator, levels: int, side: int, opening_bit:
     return sorted(_shuffle(rng, range(levels))[:size])
 
 
+def _part_twins(rng: np.random.Generator, column: list[int], bits: list[int]) -> list[int]:
+    """With probability ``TWIN_PARTING``, when best and safe share a value on a need attribute,
+    safe trades values with another member of its side that holds a different one. The
+    column's values (so every count taken over the column) stay the same; only the pairing
+    changes, so that best and safe, on the same side of all three needs, are not the eligible
+    pair that shares the most values."""
+    best, safe = 0, 1
+    if column[best] != column[safe] or rng.random() >= TWIN_PARTING:
+        return column
+    side = [
+        i
+        for i, b in enumerate(bits)
+        if b == bits[safe] and i not in (best, safe, OPENING) and column[i] != column[safe]
+    ]
+    if side:
+        j = side[int(rng.random() * len(side))]
+        column[safe], column[j] = column[j], column[safe]
+    return column
+
+
 def _membership(
     rng: np.random.Generator,
     need_bits: list[list[int]],
@@ -154,11 +187,12 @@ def _membership(
     k: int | None = None,
     violator_p: float = 0.5,
     violators: dict[int, int] | None = None,
+    toward: int | None = None,
 ) -> list[int]:
     """A distractor's sides: need ``k``'s column (a random need's by default) with the
     eligible options' bits reassigned, at random or (``lean``, one score per eligible option)
-    giving the larger side to the options with the lowest scores (to even out what the table
-    shows)."""
+    giving side ``toward`` (the larger side by default) to the options with the lowest scores
+    (to even out what the table shows)."""
     if k is None:
         k = int(rng.random() * 3)
     column = list(need_bits[k])
@@ -169,11 +203,12 @@ def _membership(
         noise = np.array([rng.random() for _ in ELIGIBLE]) * 1e-3
         order = [int(j) for j in np.argsort(lean + noise)]
     ones = sum(bits)
-    big = 1 if ones * 2 >= len(bits) else 0
-    n_big = ones if big == 1 else len(bits) - ones
+    if toward is None:
+        toward = 1 if ones * 2 >= len(bits) else 0
+    n_toward = ones if toward == 1 else len(bits) - ones
     shuffled = [0] * len(bits)
     for rank, j in enumerate(order):
-        shuffled[j] = big if rank < n_big else 1 - big
+        shuffled[j] = toward if rank < n_toward else 1 - toward
     for i, b in zip(ELIGIBLE, shuffled):
         column[i] = b
     for v in VIOLATORS:
@@ -226,8 +261,8 @@ def assign_values_v2(
         need_bits.append(col)
     columns: dict[str, list[int]] = {}
     for k, need in enumerate(needs):
-        columns[need.attribute] = _open_column(
-            rng, size[need.attribute], need.satisfied_by, need_bits[k]
+        columns[need.attribute] = _part_twins(
+            rng, _open_column(rng, size[need.attribute], need.satisfied_by, need_bits[k]), need_bits[k]
         )
     req_sat, req_unsat = _split(size[requirement.attribute], requirement.satisfied_by)
     same = favored.attribute == requirement.attribute
@@ -247,7 +282,8 @@ def assign_values_v2(
             continue
         decoys = [n.satisfied_by for n in a.needs if 0 < len(n.satisfied_by) < len(a.levels)]
         best: tuple[float, list[int]] | None = None
-        lean = _eligible_sharing([np.asarray(columns[key]) for key in open_keys])
+        so_far = [np.asarray(columns[key]) for key in open_keys]
+        leans = (_eligible_sharing(so_far), _opening_sharing(so_far))
         # the need it imitates and its sides are fixed before the draws, so that keeping the
         # most even draw cannot make distractors differ from needs in how their sides look
         k = int(rng.random() * 3)
@@ -266,7 +302,14 @@ def assign_values_v2(
                 rng,
                 len(a.levels),
                 satisfied,
-                _membership(rng, need_bits, lean if trial % 2 else None, k, violators=sides),
+                _membership(
+                    rng,
+                    need_bits,
+                    None if trial % 3 == 0 else leans[trial % 3 - 1],
+                    k,
+                    violators=sides,
+                    toward=need_bits[k][OPENING] if trial % 3 == 2 else None,
+                ),
             )
             cols = [np.asarray(columns[k]) for k in open_keys] + [np.asarray(column)]
             rows = np.stack(cols, axis=1)
@@ -287,6 +330,12 @@ def _eligible_sharing(columns: list[np.ndarray]) -> np.ndarray:
     sub = np.stack(columns, axis=1)[list(ELIGIBLE)]
     same = sub[:, None, :] == sub[None, :, :]
     return same.sum(axis=(1, 2)) - sub.shape[1]
+
+
+def _opening_sharing(columns: list[np.ndarray]) -> np.ndarray:
+    """Per eligible option, on how many columns so far it shows the opening's value."""
+    sub = np.stack(columns, axis=1)
+    return (sub[list(ELIGIBLE)] == sub[OPENING]).sum(axis=1)
 
 
 def table_spread(rows: np.ndarray, open_columns: Sequence[int]) -> float:
@@ -311,4 +360,5 @@ def table_spread(rows: np.ndarray, open_columns: Sequence[int]) -> float:
             (counts_all[elig] == 0).sum(axis=1),
         ]
     )
-    return float(stats.var(axis=1).sum())
+    pairs = same[np.ix_(elig, elig)].sum(axis=2)[np.triu_indices(len(elig), 1)]
+    return float(stats.var(axis=1).sum() + PAIR_WEIGHT * pairs.var())
