@@ -252,6 +252,13 @@ def _scenario_digest(scenarios: str | None) -> str:
     return hashlib.sha256(Path(scenarios).read_bytes()).hexdigest()
 
 
+def _bank_version(scenarios: str | None) -> int | None:
+    """The shipped bank's version (None for a user's scenario file)."""
+    from hear2act_env.scenarios.bank import BANK_VERSION
+
+    return BANK_VERSION if scenarios is None else None
+
+
 def train(
     access: str = "T",
     realization: str = "prosody",
@@ -431,6 +438,7 @@ def train_config(config: TrainConfig, out_dir: str | Path, progress: bool = True
         "cpu_count": os.cpu_count(),
         "final_eval": last_eval,
         "scenarios_sha256": _scenario_digest(config.scenarios),
+        "bank_version": _bank_version(config.scenarios),
         "versions": _versions(),
     }
     config_path.write_text(

@@ -53,6 +53,7 @@ def audit(args: argparse.Namespace) -> int:
         path=args.path,
         semantic=not args.no_semantic,
         play=not args.no_play,
+        domains=args.domains,
     )
     print(report.table())
     if args.json:
@@ -95,4 +96,11 @@ def add(sub: argparse._SubParsersAction) -> None:
         "--no-semantic", action="store_true", help="skip the MiniLM attacker (needs the llm extra)"
     )
     aud.add_argument("--no-play", action="store_true", help="skip zero-question play")
+    aud.add_argument(
+        "--domains",
+        default=None,
+        metavar="FOLDER",
+        help="the domain files the bank was generated from (default: the shipped ones), read by "
+        "the attackers that know which levels the domain's needs favor",
+    )
     p.set_defaults(func=run)

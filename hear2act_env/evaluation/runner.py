@@ -166,7 +166,7 @@ def run_chunk(
 def manifest(config: GridConfig) -> dict[str, Any]:
     """Configuration, versions and bank checksum of a run."""
     from hear2act_env import __version__
-    from hear2act_env.scenarios.bank import bank_checksum
+    from hear2act_env.scenarios.bank import BANK_VERSION, bank_checksum
 
     versions = installed_versions(
         ("gymnasium", "numpy", "torch", "transformers", "stable-baselines3", "ray")
@@ -175,6 +175,7 @@ def manifest(config: GridConfig) -> dict[str, Any]:
         "config": config.to_dict(),
         "hear2act_env": __version__,
         "bank_sha256": bank_checksum(),
+        "bank_version": BANK_VERSION,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "versions": versions,

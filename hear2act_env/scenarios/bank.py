@@ -19,6 +19,9 @@ from hear2act_env.errors import Hear2ActError, ScenarioError
 from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.protocol.validator import problems
 
+#: Version of the shipped bank, recorded in every run manifest (and RL model config): 1, the
+#: first release (whose option lists give the answer away, README "Audit"); bank v2 is staged.
+BANK_VERSION = 1
 DATA = Path(__file__).parent / "data"
 BANK_PATH = DATA / "bank.jsonl"
 CHECKSUM_PATH = DATA / "bank.sha256"

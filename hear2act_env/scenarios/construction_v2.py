@@ -62,6 +62,10 @@ PAIR_WEIGHT = 4.0
 TWIN_PARTING = 1.0
 #: The opening keeps a level of its own on a side only where this many others remain.
 OPENING_APART = 2
+#: Weight of the spread of the eligible options' summed desirability (``level_desirability``).
+DESIRABILITY_WEIGHT = 4.0
+#: Level subsets drawn when a need attribute shows only some of its levels.
+TRIM_DRAWS = 8
 ELIGIBLE = (0, 1, 3, 4, 5, 6, 7, 8)
 VIOLATORS = (9, 10)
 
@@ -85,10 +89,18 @@ def _split(levels: int, satisfied: Sequence[int]) -> tuple[list[int], list[int]]
 
 
 def _spread(
-    rng: np.random.Generator, members: list[int], levels: list[int], k: int
+    rng: np.random.Generator,
+    members: list[int],
+    levels: list[int],
+    k: int,
+    prefer: np.ndarray | None = None,
 ) -> dict[int, int]:
-    """Values for ``members``: ``k`` levels drawn from ``levels``, each used about equally."""
-    chosen = _shuffle(rng, levels)[:k]
+    """Values for ``members``: ``k`` levels drawn from ``levels`` (the ones ``prefer`` scores
+    highest, if given; ties at random), each used about equally."""
+    chosen = _shuffle(rng, levels)
+    if prefer is not None:
+        chosen = sorted(chosen, key=lambda v: -prefer[v])
+    chosen = chosen[:k]
     values = [chosen[i % len(chosen)] for i in range(len(members))]
     return dict(zip(_shuffle(rng, members), values))
 
@@ -103,11 +115,15 @@ def _open_column(
     size: int,
     satisfied: Sequence[int],
     bits: list[int],
+    good: np.ndarray | None = None,
 ) -> list[int]:
     """One open attribute's values from the options' sides (``bits``: 1 = satisfying side).
 
     Each side uses about half as many distinct levels as it has members (at most what it has
-    besides the opening's level), so a value repeats about as often on either side.
+    besides the opening's level), so a value repeats about as often on either side. With
+    ``good`` (a need's attribute: ``level_desirability``), the satisfying side takes its least
+    generally good levels and the other side its best ones, so that the side that meets the
+    need does not show the more "desirable" values.
     """
     sat, unsat = _split(size, satisfied)
     sides = {1: sat, 0: unsat}
@@ -120,7 +136,8 @@ def _open_column(
     column[OPENING] = opening
     for b in present:
         k = max(1, min((len(members[b]) + 1) // 2, len(usable[b])))
-        for i, v in _spread(rng, members[b], usable[b], k).items():
+        prefer = None if good is None else (-good if b == 1 else good)
+        for i, v in _spread(rng, members[b], usable[b], k, prefer).items():
             column[i] = v
     return column
 
@@ -135,18 +152,30 @@ def trim_levels(
     n = len(attribute.levels)
     if n <= SHOWN_LEVELS:
         return attribute, {i: i for i in range(n)}
+    good = level_desirability(attribute)
     if satisfied is None:
         keep = _shuffle(rng, range(n))[:SHOWN_LEVELS]
     else:
         sat, unsat = _split(n, satisfied)
         n_sat = round(SHOWN_LEVELS * len(sat) / n)
         n_sat = max(1, SHOWN_LEVELS - len(unsat), min(n_sat, len(sat), SHOWN_LEVELS - 1))
-        keep = _shuffle(rng, sat)[:n_sat] + _shuffle(rng, unsat)[: SHOWN_LEVELS - n_sat]
+        # of a few draws, the one whose two sides are the most alike in how many of the
+        # domain's needs their levels satisfy (so "generally good values" do not mark the side
+        # that meets the need)
+        keep, gap = [], np.inf
+        for _ in range(TRIM_DRAWS):
+            s_keep = _shuffle(rng, sat)[:n_sat]
+            u_keep = _shuffle(rng, unsat)[: SHOWN_LEVELS - n_sat]
+            g = abs(good[s_keep].mean() - good[u_keep].mean())
+            if g < gap - 1e-12:
+                keep, gap = s_keep + u_keep, g
+    if len(keep) == len(attribute.levels):
+        return attribute, {i: i for i in range(len(keep))}
     index = {old: new for new, old in enumerate(sorted(keep))}
     needs = []
     for need in attribute.needs:
         kept = tuple(index[v] for v in need.satisfied_by if v in index)
-        if 0 < len(kept) < SHOWN_LEVELS:
+        if 0 < len(kept) < len(keep):
             needs.append(replace(need, satisfied_by=kept))
     levels = tuple(attribute.levels[i] for i in sorted(keep))
     return replace(attribute, levels=levels, needs=tuple(needs)), index
@@ -252,6 +281,7 @@ def assign_values_v2(
 ) -> list[list[int]]:
     """The 11 options' values (rows in ``ROLE_BITS`` order, columns in ``shown`` order)."""
     size = {a.key: len(a.levels) for a in shown}
+    by_key = {a.key: a for a in shown}
     need_bits: list[list[int]] = []
     violator_bits = [[int(rng.random() < 0.5) for _ in range(3)] for _ in VIOLATORS]
     for k in range(3):
@@ -262,7 +292,15 @@ def assign_values_v2(
     columns: dict[str, list[int]] = {}
     for k, need in enumerate(needs):
         columns[need.attribute] = _part_twins(
-            rng, _open_column(rng, size[need.attribute], need.satisfied_by, need_bits[k]), need_bits[k]
+            rng,
+            _open_column(
+                rng,
+                size[need.attribute],
+                need.satisfied_by,
+                need_bits[k],
+                level_desirability(by_key[need.attribute]),
+            ),
+            need_bits[k],
         )
     req_sat, req_unsat = _split(size[requirement.attribute], requirement.satisfied_by)
     same = favored.attribute == requirement.attribute
@@ -277,13 +315,15 @@ def assign_values_v2(
     # options most alike in what the table shows (greedy compensation)
     open_keys = [n.attribute for n in needs]
     text_len = {a.key: np.array([len(level) for level in a.levels], float) for a in shown}
+    desir = {a.key: level_desirability(a) for a in shown}
     for a in shown:
         if a.key in columns:
             continue
         decoys = [n.satisfied_by for n in a.needs if 0 < len(n.satisfied_by) < len(a.levels)]
         best: tuple[float, list[int]] | None = None
         so_far = [np.asarray(columns[key]) for key in open_keys]
-        leans = (_eligible_sharing(so_far), _opening_sharing(so_far))
+        held = sum(desir[key][c] for key, c in zip(open_keys, so_far))[list(ELIGIBLE)]
+        leans = (_eligible_sharing(so_far), _opening_sharing(so_far), held)
         # the need it imitates and its sides are fixed before the draws, so that keeping the
         # most even draw cannot make distractors differ from needs in how their sides look
         k = int(rng.random() * 3)
@@ -297,6 +337,12 @@ def assign_values_v2(
         else:  # none fits: a random set with that side size
             satisfied = _sized_subset(rng, len(a.levels), side, opening_bit)
         sides = {v: int(rng.random() < 0.5) for v in VIOLATORS}
+        # the side whose levels the domain's needs favor: the least favored options so far go
+        # there (with the desirability lean)
+        sat_mean = desir[a.key][list(satisfied)].mean()
+        other = [v for v in range(len(a.levels)) if v not in satisfied]
+        rich = int(sat_mean >= desir[a.key][other].mean()) if other else 1
+        towards = (None, None, need_bits[k][OPENING], rich)
         for trial in range(DISTRACTOR_DRAWS):
             column = _open_column(
                 rng,
@@ -305,17 +351,21 @@ def assign_values_v2(
                 _membership(
                     rng,
                     need_bits,
-                    None if trial % 3 == 0 else leans[trial % 3 - 1],
+                    None if trial % 4 == 0 else leans[trial % 4 - 1],
                     k,
                     violators=sides,
-                    toward=need_bits[k][OPENING] if trial % 3 == 2 else None,
+                    toward=towards[trial % 4],
                 ),
             )
             cols = [np.asarray(columns[k]) for k in open_keys] + [np.asarray(column)]
             rows = np.stack(cols, axis=1)
-            total = sum(text_len[k][c] for k, c in zip([*open_keys, a.key], cols))
+            keys = [*open_keys, a.key]
+            total = sum(text_len[key][c] for key, c in zip(keys, cols))
+            good = sum(desir[key][c] for key, c in zip(keys, cols))
             score = (
-                table_spread(rows, range(rows.shape[1])) + float(total[list(ELIGIBLE)].var()) / 25
+                table_spread(rows, range(rows.shape[1]))
+                + float(total[list(ELIGIBLE)].var()) / 25
+                + DESIRABILITY_WEIGHT * float(good[list(ELIGIBLE)].var())
             )
             if best is None or score < best[0]:
                 best = (score, column)
@@ -323,6 +373,15 @@ def assign_values_v2(
         columns[a.key] = best[1]
         open_keys.append(a.key)
     return [[columns[a.key][i] for a in shown] for i in range(len(ROLE_BITS))]
+
+
+def level_desirability(a: DomainAttribute) -> np.ndarray:
+    """Per level, the share of the attribute's needs (in the domain file) that it satisfies:
+    what someone who reads the domain files would call a generally good value."""
+    counts = np.zeros(len(a.levels))
+    for need in a.needs:
+        counts[list(need.satisfied_by)] += 1
+    return counts / max(len(a.needs), 1)
 
 
 def _eligible_sharing(columns: list[np.ndarray]) -> np.ndarray:

@@ -38,6 +38,9 @@ def test_grid_size_and_manifest(serial_run):
         manifest["config"]["agents"] == list(CONFIG.agents) and len(manifest["bank_sha256"]) == 64
     )
     assert "gymnasium" in manifest["versions"]
+    from hear2act_env.scenarios.bank import BANK_VERSION
+
+    assert manifest["bank_version"] == BANK_VERSION
 
 
 @pytest.mark.parametrize(("backend", "workers"), [("thread", 2), ("process", 2)])

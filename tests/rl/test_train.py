@@ -43,6 +43,11 @@ def test_tiny_training_saves_model_config_and_curve(tiny_run):
     assert config["kind"] == "hear2act-rl-v1" and config["algorithm"] == "MaskablePPO"
     assert config["config"]["access"] == "T+S" and config["config"]["turn_cost"] == 0.05
     assert config["config"]["seed"] == 3 and config["encoder"]["with_state"]
+    from hear2act_env.scenarios.bank import BANK_VERSION
+
+    assert config["bank_version"] == (
+        BANK_VERSION if config["config"]["scenarios"] is None else None
+    )
     lines = tiny_run.progress_path.read_text().splitlines()
     assert lines[0].startswith("timesteps,") and len(lines) >= 3
 

@@ -1,5 +1,6 @@
-"""The scenario audit: its attackers find planted leaks, and the shipped bank is held to the
-limits of bank v2 (strict xfail while the shipped bank is v1)."""
+"""The scenario audit: its attackers find planted leaks, its decision rule is the documented
+one, and the shipped bank is held to the limits of bank v2 (strict xfail while the shipped bank
+is v1)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import json
 import numpy as np
 import pytest
 
+from hear2act_env.bootstrap import Estimate
 from hear2act_env.cli import main
 from hear2act_env.protocol.scenario import Role
-from hear2act_env.scenarios.audit import BEST_LIMIT, run_audit
+from hear2act_env.scenarios.audit import BEST_LIMIT, Figure, run_audit
 from hear2act_env.scenarios.bank import load_bank
 
 
@@ -56,6 +58,25 @@ def test_shipped_bank_is_within_the_limits(shipped_report):
     assert not shipped_report.violations(), [
         (f.attacker, f.scenarios, round(f.estimate.value, 3)) for f in shipped_report.violations()
     ]
+    # over all 480 scenarios (and 5-fold) the point estimates themselves are within
+    wide = [f for f in shipped_report.figures if f.scenarios != "test"]
+    assert wide and all(f.point_within_limit for f in wide)
+
+
+def _fig(scenarios: str, value: float, low: float, high: float, limit: float = 0.16):
+    return Figure("best option", "x", scenarios, Estimate(value, low, high, 96), 0.125, limit)
+
+
+def test_decision_rule_points_over_all_scenarios_significance_on_the_test_split():
+    # over all scenarios: the point decides
+    assert not _fig("all", 0.161, 0.13, 0.19).within_limit
+    assert _fig("5-fold", 0.160, 0.13, 0.19).within_limit
+    # on the 96 test scenarios: above the limit only when the whole CI is
+    noisy = _fig("test", 0.19, 0.12, 0.26)
+    assert noisy.within_limit and not noisy.point_within_limit
+    assert not _fig("test", 0.25, 0.17, 0.33).within_limit
+    # reported-only figures never fail
+    assert Figure("g", "x", "test", Estimate(0.9, 0.8, 1.0, 96), 0.1, None).within_limit
 
 
 def _planted(position_of_best: int):
@@ -75,6 +96,28 @@ def test_attackers_find_a_planted_leak():
     position = _figure(report, "fewest position", "all")
     assert position.estimate.value == pytest.approx(1.0) and not position.within_limit
     assert _figure(report, "ranker (linear)", "test").estimate.value > 0.9
+
+
+def _twinned():
+    """The shipped bank with ``safe`` given ``best``'s values on every open attribute."""
+    out = []
+    for s in load_bank():
+        fixed = {s.attribute_index(s.requirement.attribute), s.attribute_index(s.favored.attribute)}
+        best = next(c for c in s.candidates if c.role == Role.BEST)
+        cands = []
+        for c in s.candidates:
+            if c.role == Role.SAFE:
+                values = tuple(v if j in fixed else best.values[j] for j, v in enumerate(c.values))
+                c = dataclasses.replace(c, values=values)
+            cands.append(c)
+        out.append(dataclasses.replace(s, candidates=tuple(cands)))
+    return out
+
+
+def test_the_twin_attack_finds_best_when_safe_copies_it():
+    report = run_audit(_twinned(), semantic=False, play=False)
+    twin = _figure(report, "most shared with closest ahead", "all")
+    assert twin.estimate.value > 0.9 and not twin.within_limit
 
 
 def test_need_detection_scores_against_the_right_chance():
@@ -102,6 +145,15 @@ def test_top_k_hits_splits_ties():
     assert top1(np.array([1.0, 1.0, 0.0, 1.0]), 0) == pytest.approx(1 / 3)
     assert top_k_hits(np.array([3.0, 1.0, 1.0, 0.0]), [1], 2) == pytest.approx(0.25)
     assert top_k_hits(np.array([3.0, 2.0, 1.0]), [0, 1], 2) == pytest.approx(1.0)
+
+
+def test_cli_audit_with_a_folder_that_holds_no_domain_files_is_a_named_error(tmp_path, capsys):
+    path = tmp_path / "few.jsonl"
+    path.write_text("\n".join(json.dumps(s.to_dict()) for s in load_bank()[:20]) + "\n")
+    args = ["scenarios", "audit", str(path), "--no-semantic", "--no-play", "--domains"]
+    assert main([*args, str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert "domains:" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("content", [None, '{"x": 1}\n', "\xff\xfe not json\n"])

@@ -29,11 +29,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hear2act_env.bootstrap import Estimate, mean_ci
+from hear2act_env.errors import ConfigError
 from hear2act_env.protocol.engine import ReplyKind
 from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.scenarios.audit.attackers import (
@@ -73,8 +75,22 @@ class Figure:
     limit: float | None  # None: reported for information
 
     @property
-    def within_limit(self) -> bool:
+    def point_within_limit(self) -> bool:
+        """The point estimate is at most the limit (the strict reading)."""
         return self.limit is None or self.estimate.value <= self.limit + 1e-12
+
+    @property
+    def within_limit(self) -> bool:
+        """The acceptance decision. Figures over all scenarios (``all``, ``5-fold``): the point
+        estimate is at most the limit. Figures on the held-out split alone (``test``, 96
+        scenarios): not significantly above the limit (the 95% CI reaches it); at that size a
+        figure of an attacker with no signal at all lands above 0.16 about one time in six
+        (``benchmarks/audit_null.py``), so a point reading would fail a leak-free bank."""
+        if self.limit is None:
+            return True
+        if self.scenarios == "test":
+            return self.estimate.low <= self.limit + 1e-12
+        return self.point_within_limit
 
 
 @dataclass
@@ -95,6 +111,7 @@ class AuditReport:
         data = asdict(self)
         for f, out in zip(self.figures, data["figures"]):
             out["within_limit"] = f.within_limit
+            out["point_within_limit"] = f.point_within_limit
         return data
 
     def table(self) -> str:
@@ -110,7 +127,9 @@ class AuditReport:
             e = f.estimate
             score = f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}]"
             limit = "-" if f.limit is None else f"{f.limit:.3f}"
-            ok = "-" if f.limit is None else ("yes" if f.within_limit else "NO")
+            ok = "-" if f.limit is None else ("NO" if not f.within_limit else "yes")
+            if f.within_limit and not f.point_within_limit:
+                ok = "noise"  # held-out split: point above the limit, CI reaching it
             lines.append(
                 f"{f.group:<20}{f.attacker:<42}{f.scenarios:<10}{score:<24}"
                 f"{f.chance:>8.3f}{limit:>8}  {ok}"
@@ -121,6 +140,13 @@ class AuditReport:
             "above their limit"
             + (": " + "; ".join(f"{f.attacker} ({f.scenarios})" for f in bad) if bad else "")
         )
+        noisy = [f for f in self.figures if f.within_limit and not f.point_within_limit]
+        if noisy:
+            lines.append(
+                f"{len(noisy)} test-split figures with a point above the limit but a 95% CI "
+                "reaching it ('noise'; see benchmarks/audit_null.py): "
+                + "; ".join(f"{f.attacker} {f.estimate.value:.3f}" for f in noisy)
+            )
         lines += self.notes
         return "\n".join(lines)
 
@@ -134,9 +160,9 @@ def _checksum(scenarios: Sequence[Scenario]) -> str:
 class _Audit:
     """Collects figures; one method per attacker family."""
 
-    def __init__(self, scenarios: Sequence[Scenario], seed: int) -> None:
+    def __init__(self, scenarios: Sequence[Scenario], seed: int, domains: str | None) -> None:
         self.scenarios = list(scenarios)
-        pairs = [view_of(s) for s in self.scenarios]
+        pairs = [view_of(s, domains) for s in self.scenarios]
         self.views: list[ScenarioView] = [p[0] for p in pairs]
         self.truths: list[Truth] = [p[1] for p in pairs]
         self.test = np.array([s.split == "test" for s in self.scenarios])
@@ -344,9 +370,20 @@ def run_audit(
     semantic: bool = True,
     play: bool = True,
     seed: int = 0,
+    domains: str | None = None,
 ) -> AuditReport:
-    """Play every prior-only attacker against ``scenarios`` (``path``: their file, for play)."""
-    audit = _Audit(scenarios, seed)
+    """Play every prior-only attacker against ``scenarios`` (``path``: their file, for play;
+    ``domains``: the folder of the domain files they were generated from, for the attackers
+    that read the domain files; default: the shipped ones)."""
+    if domains is not None:
+        from hear2act_env.scenarios.domain import domain_files
+
+        if not Path(domains).is_dir() or not domain_files(domains):
+            raise ConfigError(
+                f"domains: {domains!r} is not a folder of domain files (*.json); expected the "
+                "folder the bank was generated from"
+            )
+    audit = _Audit(scenarios, seed, domains)
     audit.heuristics()
     ranked = audit.rankers()
     if play:

@@ -45,13 +45,15 @@ class Truth:
 
 
 @functools.lru_cache(maxsize=64)
-def _domain_desirability(domain: str) -> dict[str, dict[str, float]] | None:
+def _domain_desirability(
+    domain: str, folder: str | None = None
+) -> dict[str, dict[str, float]] | None:
     """Per attribute key and level text, the share of the domain's needs on that attribute that
     the level satisfies (None when the domain is not one of the shipped domain files; a
     scenario may show only some of an attribute's levels, so levels are matched by text)."""
     from hear2act_env.scenarios.domain import domain_files, load_domain
 
-    for path in domain_files():
+    for path in domain_files(folder):
         if path.stem == domain:
             d = load_domain(path)
             out = {}
@@ -64,10 +66,11 @@ def _domain_desirability(domain: str) -> dict[str, dict[str, float]] | None:
     return None
 
 
-def desirability(scenario: Scenario) -> np.ndarray:
-    """(n_options, n_attributes): the domain-file desirability of each shown value (zeros for a
-    domain without a shipped file)."""
-    table = _domain_desirability(scenario.domain)
+def desirability(scenario: Scenario, domains: str | None = None) -> np.ndarray:
+    """(n_options, n_attributes): the domain-file desirability of each shown value, from the
+    domain files in ``domains`` (default: the shipped ones); zeros for a domain or level that
+    has no file there (levels are matched by their text)."""
+    table = _domain_desirability(scenario.domain, domains)
     out = np.zeros((len(scenario.candidates), len(scenario.attributes)))
     if table is None:
         return out
@@ -80,7 +83,7 @@ def desirability(scenario: Scenario) -> np.ndarray:
     return out
 
 
-def view_of(scenario: Scenario) -> tuple[ScenarioView, Truth]:
+def view_of(scenario: Scenario, domains: str | None = None) -> tuple[ScenarioView, Truth]:
     """The visible arrays of ``scenario`` and the truth to score attackers against."""
     values = np.array([c.values for c in scenario.candidates], dtype=np.int64)
     req = scenario.attribute_index(scenario.requirement.attribute)
@@ -101,7 +104,7 @@ def view_of(scenario: Scenario) -> tuple[ScenarioView, Truth]:
         eligible=eligible,
         favored_rank=rank,
         description_length=np.array([len(scenario.describe(c)) for c in scenario.candidates]),
-        desirability=desirability(scenario),
+        desirability=desirability(scenario, domains),
     )
     needs = tuple(scenario.attribute_index(n.attribute) for n in scenario.needs)
     return view, Truth(best=scenario.role_index(Role.BEST), need_columns=needs)  # type: ignore[arg-type]
