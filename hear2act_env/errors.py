@@ -19,6 +19,12 @@ class ConfigError(Hear2ActError, ValueError):
     """An argument passed by the user has a value outside what is accepted."""
 
 
+class InfrastructureError(Hear2ActError, RuntimeError):
+    """An agent could not get an answer from its model (refused, timed out, HTTP error or
+    unreadable reply, after the backend's retries): the episode is recorded as an error of kind
+    ``infrastructure``, never as the agent's failure."""
+
+
 class MissingExtraError(Hear2ActError, ImportError):
     """An optional dependency group (an extra) is needed but not installed."""
 

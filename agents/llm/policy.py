@@ -3,9 +3,12 @@
 Per turn: build the decision prompt (``prompting``) from the observation and the evidence the
 access condition gives, call the backend, parse the reply (``parsing``). A reply without a
 usable action is re-asked once with a short format reminder; if the second reply is no better,
-the policy asks an open question and counts a format error. Timeouts, server errors, empty
-replies and invalid option numbers also fall back to an open question and are counted: only
-configuration errors ever escape ``act()``.
+the policy asks an open question and counts a format error. Empty replies and invalid option
+numbers also fall back to an open question and are counted: the model answered, badly, and that
+is the agent's failure. A call that gets no answer at all (timeout, refused connection, HTTP
+error, unreadable reply, after the backend's retries) raises ``InfrastructureError``: the runner
+records the episode as an error of kind ``infrastructure``, left out of the metrics, never as
+the agent's failure. Configuration errors escape ``act()`` too.
 
 Evidence channels (what decides them):
 - ``state`` in the observation (access with S): the state tag block.
@@ -40,7 +43,7 @@ from hear2act_agents.llm.prompting import (
     reminder_message,
 )
 from hear2act_env.constants import SAMPLE_RATE
-from hear2act_env.errors import ConfigError
+from hear2act_env.errors import ConfigError, InfrastructureError
 
 __all__ = ["STAT_KEYS", "LLMPolicy", "TurnLog", "latest_audio"]
 
@@ -227,12 +230,12 @@ class LLMPolicy:
         self._stats["calls"] += 1
         try:
             text = self.backend.complete(messages, audio=audio, seed=self._seed, run=self.run)
-        except BackendTimeout:
+        except BackendTimeout as exc:
             self._stats["timeouts"] += 1
-            return None, "timeout"
-        except BackendError:
+            raise InfrastructureError(f"model call timed out after retries: {exc}") from exc
+        except BackendError as exc:
             self._stats["api_errors"] += 1
-            return None, "api_error"
+            raise InfrastructureError(f"model call failed after retries: {exc}") from exc
         replies.append(text)
         if not text.strip():
             self._stats["empty_replies"] += 1

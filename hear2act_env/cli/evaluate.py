@@ -40,7 +40,13 @@ def benchmark(args: argparse.Namespace) -> int:
             scenario_file=args.scenario_file,
         )
         records += run_grid(
-            config, out / name, make_agent, backend=args.backend, workers=args.workers
+            config,
+            out / name,
+            make_agent,
+            backend=args.backend,
+            workers=args.workers,
+            retry_errors=not args.no_retry_errors,
+            wait=args.wait,
         )
     print(report(records, out, plots=not args.no_plots))
     print(f"\nresults: {out}/results*.jsonl; tables and plots: {out}/")
@@ -57,6 +63,7 @@ def add_benchmark(sub: argparse._SubParsersAction) -> None:
     options.add_scenario_file(p)
     options.add_runs(p)
     options.add_backend(p, "process", 2)
+    options.add_resume(p)
     options.add_no_plots(p)
     p.add_argument(
         "--no-audio", action="store_true", help="skip the audio (voice-inferred state) grid"
@@ -118,7 +125,13 @@ def evaluate(args: argparse.Namespace) -> int:
     out = Path(args.out)
     factory = AgentFactory(settings, allow_clarify=not args.spoken)
     records = run_grid(
-        config, out / "results.jsonl", factory, backend=args.backend, workers=args.workers
+        config,
+        out / "results.jsonl",
+        factory,
+        backend=args.backend,
+        workers=args.workers,
+        retry_errors=not args.no_retry_errors,
+        wait=args.wait,
     )
     print(report(records, out, plots=not args.no_plots))
     return 0
@@ -163,6 +176,7 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
     )
     options.add_out(p, "hear2act-eval", "output folder, resumed if present")
     options.add_backend(p, "thread", 8)
+    options.add_resume(p)
     options.add_no_plots(p)
     p.set_defaults(func=evaluate)
 

@@ -74,6 +74,19 @@ def add_backend(p: Parser, default: str, workers: int) -> None:
     )
 
 
+def add_resume(p: Parser) -> None:
+    p.add_argument(
+        "--no-retry-errors",
+        action="store_true",
+        help="on resume, keep the episodes recorded with an error (default: run them again)",
+    )
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="if another run is writing the same output, wait for it instead of stopping",
+    )
+
+
 def add_out(p: Parser, default: str | None, what: str = "output folder") -> None:
     shown = default if default is not None else "beside the results"
     p.add_argument("--out", default=default, help=f"{what} (default: {shown})")

@@ -7,7 +7,7 @@ import functools
 import hashlib
 import json
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Literal, get_args
 
 from hear2act_env.conditions import Condition
 from hear2act_env.evaluation.rollout import Rollout
@@ -17,6 +17,12 @@ from hear2act_env.evaluation.rollout import Rollout
 def _seed(scenario: str, realization: str, run: int) -> int:
     digest = hashlib.sha256(f"{scenario}|{realization}|{run}".encode()).digest()
     return int.from_bytes(digest[:4], "little")
+
+
+#: Why an episode has no result: its model could not be reached (``infrastructure``), the run was
+#: misconfigured (``config``), or the agent's own code failed (``agent``).
+ErrorKind = Literal["infrastructure", "config", "agent"]
+ERROR_KINDS: tuple[str, ...] = get_args(ErrorKind)
 
 
 @dataclass(frozen=True, order=True)
@@ -72,6 +78,7 @@ class EpisodeRecord:
     privileged: bool = False  # the oracle: given ground truth
     agent_stats: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    error_kind: ErrorKind | None = None  # set with ``error``
 
     def to_json(self) -> str:
         """One JSON line (fields in sorted order: byte-identical for identical records)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,8 +11,14 @@ from typing import Any
 
 from hear2act_env.conditions import Condition
 from hear2act_env.evaluation import metrics as M
-from hear2act_env.evaluation.records import EpisodeRecord
-from hear2act_env.evaluation.stats import Estimate, bootstrap, paired_difference, pooled
+from hear2act_env.evaluation.records import ERROR_KINDS, EpisodeRecord
+from hear2act_env.evaluation.stats import (
+    Estimate,
+    bootstrap,
+    paired_difference,
+    paired_keys,
+    pooled,
+)
 
 Cell = tuple[str, str, str]  # (agent, realization, condition)
 
@@ -57,11 +63,26 @@ def difference_rows(
     rows = []
     for (agent, realization, condition), recs in cells.items():
         base = cells.get((agent, realization, reference))
-        if condition == reference or base is None:
+        if condition == reference or base is None or not paired_keys(base, recs):
             continue
         values = {m.name: paired_difference(base, recs, m) for m in metrics}
         rows.append(Row(agent, realization, f"{condition} - {reference}", len(recs), 0, values))
     return rows
+
+
+def unpaired_notes(records: Sequence[EpisodeRecord], reference: str = "T") -> list[str]:
+    """One line per cell whose paired difference against ``reference`` cannot be computed
+    because the two cells share no error-free episode (``difference_rows`` leaves it out)."""
+    cells = group(records)
+    out = []
+    for (agent, realization, condition), recs in cells.items():
+        base = cells.get((agent, realization, reference))
+        if condition != reference and base is not None and not paired_keys(base, recs):
+            out.append(
+                f"no paired difference for {agent} / {realization} / {condition} - {reference}: "
+                "the two cells share no episode without an error"
+            )
+    return out
 
 
 def pooled_rows(
@@ -278,6 +299,7 @@ def report(records: Sequence[EpisodeRecord], out: Path | None = None, plots: boo
     privileged = {r.key.agent for r in records if r.privileged}
     main = [m.name for m in M.MAIN]
     errors = sum(r.error is not None for r in records)
+    kinds = Counter(r.error_kind or "agent" for r in records if r.error is not None)
     parts = [
         format_table(
             main_rows,
@@ -308,8 +330,12 @@ def report(records: Sequence[EpisodeRecord], out: Path | None = None, plots: boo
         parts.append(
             format_table(pooled_, main, "Pooled over non-privileged agents (equal weights)")
         )
+    parts.extend(unpaired_notes(records))
+    by_kind = ", ".join(f"{kinds[k]} {k}" for k in ERROR_KINDS if kinds[k])
     parts.append(
-        f"{len(records)} episodes, {errors} with errors. * = privileged: given the ground truth."
+        f"{len(records)} episodes, {errors} with errors"
+        + (f" ({by_kind}; left out of every figure, see the errors column)" if errors else "")
+        + ". * = privileged: given the ground truth."
     )
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)

@@ -4,13 +4,18 @@ Each episode is a pure function of its key (the seed follows from the key), so t
 identical whatever the backend (``serial``, ``thread``, ``process``, ``ray``) and worker count.
 Workers only compute; the driver alone appends one JSON line per finished episode to the
 results file (flushed), next to a manifest of the configuration, package versions and the
-scenario bank's checksum. Rerunning with the same output skips finished keys; a truncated last
-line from a killed run is dropped. An exception inside an episode becomes that episode's
-``error`` and never stops the grid.
+scenario bank's checksum. Rerunning with the same output skips finished keys and runs again
+the episodes recorded with an error (``retry_errors``); a truncated last line from a killed run
+is dropped; loading keeps one record per key. One run writes an output at a time (a lock file
+beside it). An exception inside an episode becomes that episode's ``error``, with an
+``error_kind`` (``infrastructure``: the model could not be reached; ``config``; ``agent``), and
+never stops the grid; errored episodes are left out of every metric.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import itertools
 import json
 import os
@@ -27,8 +32,13 @@ import gymnasium as gym
 
 from hear2act_env.conditions import STATE_FIDELITY, Condition
 from hear2act_env.env import Hear2ActEnv
-from hear2act_env.errors import ConfigError
-from hear2act_env.evaluation.records import EpisodeKey, EpisodeRecord, record_from_rollout
+from hear2act_env.errors import ConfigError, InfrastructureError, MissingExtraError
+from hear2act_env.evaluation.records import (
+    EpisodeKey,
+    EpisodeRecord,
+    ErrorKind,
+    record_from_rollout,
+)
 from hear2act_env.evaluation.rollout import play, wrap_for
 from hear2act_env.policy import Policy, agent_stats, check_policy
 from hear2act_env.protocol.engine import REALIZATIONS
@@ -152,7 +162,18 @@ def run_episode(key: EpisodeKey, config: GridConfig, factory: PolicyFactory) -> 
         stats = agent_stats(policy)
         return record_from_rollout(key, rollout, policy.observation_kind == "privileged", stats)
     except Exception as exc:  # noqa: BLE001 - recorded, never aborts the grid
-        return EpisodeRecord(key=key, seed=key.seed, error=f"{type(exc).__name__}: {exc}")
+        return EpisodeRecord(
+            key=key, seed=key.seed, error=f"{type(exc).__name__}: {exc}", error_kind=_kind(exc)
+        )
+
+
+def _kind(exc: Exception) -> ErrorKind:
+    """What an episode's exception says about who failed."""
+    if isinstance(exc, InfrastructureError):
+        return "infrastructure"
+    if isinstance(exc, ConfigError | MissingExtraError):
+        return "config"
+    return "agent"
 
 
 def run_chunk(
@@ -183,17 +204,23 @@ def manifest(config: GridConfig) -> dict[str, Any]:
 
 
 def load_records(path: str | Path) -> list[EpisodeRecord]:
-    """Every complete record in a results file (a truncated last line is ignored)."""
+    """The records of a results file, one per episode key: the first finished (error-free)
+    record of a key, or its latest errored one when it never finished (a resumed run appends a
+    retried episode after its error; two runs that raced on one file leave duplicates). A
+    truncated last line is ignored."""
     path = Path(path)
     if not path.exists():
         return []
-    out = []
+    by_key: dict[str, EpisodeRecord] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
-            out.append(EpisodeRecord.from_json(line))
+            record = EpisodeRecord.from_json(line)
         except (json.JSONDecodeError, TypeError, KeyError):
             continue
-    return out
+        kept = by_key.get(record.key.id())
+        if kept is None or (kept.error is not None):
+            by_key[record.key.id()] = record
+    return list(by_key.values())
 
 
 def _prepare_output(path: Path, config: GridConfig) -> list[EpisodeRecord]:
@@ -311,24 +338,61 @@ def run_grid(
     workers: int = 1,
     chunk: int = 32,
     progress: bool = True,
+    retry_errors: bool = True,
+    wait: bool = False,
 ) -> list[EpisodeRecord]:
-    """Run (or resume) the grid into ``output``; return every record in it."""
+    """Run (or resume) the grid into ``output``; return its records (one per key).
+
+    Resuming skips the keys that have a record; with ``retry_errors`` (the default) the
+    episodes recorded with an error are run again. One run writes an output at a time: a second
+    run on it stops with a ``ConfigError`` (or, with ``wait``, waits for the first to end).
+    """
     if backend not in BACKENDS:
         raise ConfigError(f"backend: got {backend!r}, expected one of {list(BACKENDS)}")
     if workers < 1:
         raise ConfigError(f"workers: got {workers}, expected >= 1")
     path = Path(output)
-    records = _prepare_output(path, config)
-    finished = {r.key.id() for r in records}
-    keys = config.keys()
-    todo = [k for k in keys if k.id() not in finished]
-    bar = _Progress(len(keys), len(keys) - len(todo), progress)
-    with path.open("a", encoding="utf-8") as fh:
-        for batch in _results(backend, todo, config, factory, workers, chunk):
-            fh.write("".join(r.to_json() + "\n" for r in batch))
-            fh.flush()
-            records.extend(batch)
-            bar.update(len(batch))
-        os.fsync(fh.fileno())
-    bar.close()
-    return records
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with output_lock(path, wait):
+        records = {r.key.id(): r for r in _prepare_output(path, config)}
+        done = {k for k, r in records.items() if r.error is None or not retry_errors}
+        keys = config.keys()
+        todo = [k for k in keys if k.id() not in done]
+        bar = _Progress(len(keys), len(keys) - len(todo), progress)
+        with path.open("a", encoding="utf-8") as fh:
+            for batch in _results(backend, todo, config, factory, workers, chunk):
+                fh.write("".join(r.to_json() + "\n" for r in batch))
+                fh.flush()
+                for r in batch:
+                    records[r.key.id()] = r
+                bar.update(len(batch))
+            os.fsync(fh.fileno())
+        bar.close()
+    return list(records.values())
+
+
+@contextlib.contextmanager
+def output_lock(path: Path, wait: bool = False) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (a ``.lock`` file beside it) for one writer at a
+    time; without ``wait``, a held lock is a ``ConfigError`` naming the holder's pid."""
+    lock_path = path.with_name(path.name + ".lock")
+    with lock_path.open("a+", encoding="utf-8") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "?"
+            raise ConfigError(
+                f"output: {path} is being written by another run (pid {holder}); wait for it to "
+                "finish (or pass --wait), or choose another output"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        try:
+            yield
+        finally:
+            fh.seek(0)
+            fh.truncate()
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)

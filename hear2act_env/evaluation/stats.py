@@ -44,8 +44,17 @@ def _ratio(sums: np.ndarray, draws: np.ndarray | None, scale: float) -> np.ndarr
         return scale * num / den
 
 
+#: The estimate of a cell with no error-free episode.
+_EMPTY = Estimate(float("nan"), float("nan"), float("nan"), 0)
+
+
 def _valid(records: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
     return [r for r in records if r.error is None]
+
+
+def paired_keys(a: Sequence[EpisodeRecord], b: Sequence[EpisodeRecord]) -> int:
+    """How many error-free episodes the two cells share (agent, realization, scenario, run)."""
+    return len({_match_key(r) for r in _valid(a)} & {_match_key(r) for r in _valid(b)})
 
 
 def bootstrap(
@@ -53,6 +62,8 @@ def bootstrap(
 ) -> Estimate:
     """The metric over ``records`` with a scenario-level bootstrap CI."""
     records = _valid(records)
+    if not records:
+        return _EMPTY
     scenarios = sorted({r.key.scenario for r in records})
     sums = _by_scenario(records, metric, scenarios)
     draws = _draws(len(scenarios), resamples, seed)
@@ -77,7 +88,10 @@ def paired_difference(
     b_by = {_match_key(r): r for r in _valid(b)}
     common = sorted(set(a_by) & set(b_by))
     if not common:
-        raise ValueError("paired_difference: the two conditions share no episode keys")
+        raise ValueError(
+            "paired_difference: the two conditions share no error-free episode (agent, "
+            "realization, scenario, run); nothing to pair"
+        )
     ra = [a_by[k] for k in common]
     rb = [b_by[k] for k in common]
     scenarios = sorted({k[2] for k in common})
@@ -93,6 +107,8 @@ def pooled(
 ) -> Estimate:
     """Mean over agents of each agent's metric (equal weights), scenario-level bootstrap."""
     records = _valid(records)
+    if not records:
+        return _EMPTY
     scenarios = sorted({r.key.scenario for r in records})
     groups: dict[str, list[EpisodeRecord]] = defaultdict(list)
     for r in records:

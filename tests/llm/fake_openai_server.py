@@ -152,6 +152,24 @@ class Handler(BaseHTTPRequestHandler):
         elif model == "slowish":
             time.sleep(0.2)
             content = _scripted(messages)
+        elif model == "trickle":  # a valid reply, one byte every 0.1 s
+            body = json.dumps({"choices": [{"message": {"content": "x" * 60}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            for i in range(len(body)):
+                self.wfile.write(body[i : i + 1])
+                self.wfile.flush()
+                time.sleep(0.1)
+            return
+        elif model == "huge":  # 8 MB of content
+            content = "[ACTION: CONFIRM] " + "x" * 8_000_000
+        elif model == "echo-headers":  # an error body that echoes the request headers
+            self._json(
+                500, {"error": {"message": f"bad request; headers were {dict(self.headers)}"}}
+            )
+            return
         elif model == "auth":
             if self.headers.get("Authorization") != "Bearer sk-test":
                 self._json(401, {"error": {"message": "invalid api key"}})

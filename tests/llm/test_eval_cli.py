@@ -70,4 +70,8 @@ def test_eval_failing_server_is_recorded_not_fatal(server, tmp_path, capsys):
         == 0
     )
     (record,) = load_records(out / "results.jsonl")
-    assert record.error is None and record.agent_stats["api_errors"] > 0 and record.truncated
+    # the server never answered: an infrastructure error, not the agent's failure
+    assert record.error is not None and record.error_kind == "infrastructure"
+    assert "InfrastructureError" in record.error and not record.success
+    text = capsys.readouterr().out
+    assert "1 with errors (1 infrastructure; left out of every figure" in text

@@ -13,7 +13,7 @@ import hear2act_env  # noqa: F401
 from hear2act_agents.llm import make_llm_agent
 from hear2act_agents.llm.backends.base import BackendError, BackendTimeout
 from hear2act_agents.llm.backends.openai_http import OpenAIChatBackend, _retry_after
-from hear2act_env.errors import ConfigError
+from hear2act_env.errors import ConfigError, InfrastructureError
 from hear2act_env.evaluation.rollout import play
 
 from .conftest import FakeAudio, server_stats
@@ -114,18 +114,29 @@ def test_server_errors_are_retried_then_counted(server):
     assert server_stats(server)["requests"]["down"] == 3
 
 
+@pytest.mark.parametrize("model", ["down", "garbage"])
+def test_a_server_that_never_answers_is_an_infrastructure_error(server, model):
+    """No answer after the retries is not the agent's failure: ``act`` raises, the runner
+    records the episode as an infrastructure error (tests/llm/test_eval_cli.py)."""
+    agent = _agent(model, server, max_retries=0)
+    env = gym.make("Hear2Act-Prosody-Text-v0")
+    obs, _ = env.reset(seed=0)
+    agent.reset(obs, seed=0)
+    with pytest.raises(InfrastructureError, match="after retries"):
+        agent.act(obs)
+    assert agent.stats()["api_errors"] == 1
+
+
 @pytest.mark.parametrize(
     ("model", "counter"),
     [
-        ("down", "api_errors"),
-        ("garbage", "api_errors"),
         ("empty", "empty_replies"),
         ("null-content", "empty_replies"),
         ("invalid-option", "invalid_options"),
         ("never-format", "format_errors"),
     ],
 )
-def test_bad_servers_never_break_an_episode(server, model, counter):
+def test_bad_answers_are_the_agents_failure_and_never_break_an_episode(server, model, counter):
     agent = _agent(model, server, max_retries=0)
     out = play(gym.make("Hear2Act-Prosody-Text-v0"), agent, seed=0)
     assert out.truncated and len(out.infos) == 21  # 20 open questions, no exception
@@ -145,12 +156,13 @@ def test_noaction_reply_is_reasked_once(server):
     assert body["messages"][-1]["role"] == "user" and "[ACTION:" in body["messages"][-1]["content"]
 
 
-def test_timeouts_fall_back(server):
+def test_timeouts_are_infrastructure_errors(server):
     agent = _agent("slow", server, timeout=0.3, max_retries=0)
     env = gym.make("Hear2Act-Prosody-Text-v0")
     obs, _ = env.reset(seed=0)
     agent.reset(obs)
-    assert agent.act(obs).tolist() == [0, 0, 0]
+    with pytest.raises(InfrastructureError, match="timed out"):
+        agent.act(obs)
     assert agent.stats()["timeouts"] == 1
     with pytest.raises(BackendTimeout):
         OpenAIChatBackend(
@@ -224,3 +236,61 @@ def test_wav_encoding_roundtrip():
     x = np.linspace(-1, 1, 1600, dtype=np.float32)
     with wave.open(io.BytesIO(base64.b64decode(wav_base64(x)))) as w:
         assert (w.getframerate(), w.getnchannels(), w.getnframes()) == (16000, 1, 1600)
+
+
+def test_a_trickling_server_hits_the_total_deadline(server):
+    """The read timeout (2 s) never fires on a byte every 0.1 s; the deadline (1 s) does."""
+    backend = OpenAIChatBackend(
+        "trickle", base_url=server, timeout=2.0, deadline=1.0, max_retries=0, backoff_base=0.01
+    )
+    start = time.monotonic()
+    with pytest.raises(BackendTimeout, match="deadline"):
+        backend.complete([{"role": "user", "content": "x"}])
+    assert time.monotonic() - start < 3.0
+
+
+def test_a_huge_reply_is_refused_not_buffered(server):
+    backend = OpenAIChatBackend(
+        "huge", base_url=server, max_reply_bytes=100_000, max_retries=0, backoff_base=0.01
+    )
+    with pytest.raises(BackendError, match="exceeds 100000 bytes"):
+        backend.complete([{"role": "user", "content": "x"}])
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"), [("deadline", 0), ("deadline", -1.0), ("max_reply_bytes", 10)]
+)
+def test_deadline_and_reply_cap_are_range_checked(server, setting, value):
+    with pytest.raises(ConfigError, match=setting):
+        OpenAIChatBackend("scripted", base_url=server, **{setting: value})
+
+
+def test_error_texts_never_carry_the_key(server, monkeypatch):
+    monkeypatch.setenv("HEAR2ACT_TEST_KEY", "sk-secret-0123456789abcdef")
+    backend = OpenAIChatBackend(
+        "echo-headers",
+        base_url=server,
+        api_key_env="HEAR2ACT_TEST_KEY",
+        max_retries=0,
+        backoff_base=0.01,
+    )
+    with pytest.raises(BackendError) as info:
+        backend.complete([{"role": "user", "content": "x"}])
+    text = str(info.value)
+    assert "0123456789abcdef" not in text and "[redacted]" in text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Authorization: Bearer abcdefghijklmnop",
+        "{'Authorization': 'Bearer abcdefghijklmnop'}",
+        "key sk-abcdefghijklmnop here",
+        "https://x/v1?api-key=abcdefghijklmnop&x=1",
+        "token=abcdefghijklmnop",
+    ],
+)
+def test_redact_strips_what_looks_like_a_secret(text):
+    from hear2act_agents.llm.backends.openai_http import redact
+
+    assert "abcdefghijklmnop" not in redact(text)

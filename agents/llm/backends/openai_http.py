@@ -11,8 +11,13 @@
   concurrency, which grows back by one for every few successes.
 - An optional on-disk ``ResponseCache`` keyed by everything that determines the reply.
 - 401/403/404 are configuration errors (bad key, wrong model or URL) and raise
-  ``ConfigError``; every other failure raises ``BackendError``/``BackendTimeout`` for the
-  policy to count and survive.
+  ``ConfigError``; every other failure raises ``BackendError``/``BackendTimeout`` (the policy
+  turns a call that fails after the retries into an ``InfrastructureError``).
+- Each attempt has a total ``deadline`` (default: twice ``timeout``; ``timeout`` bounds each
+  read, so a server that trickles bytes would otherwise hold a call forever) and a reply size
+  cap (``max_reply_bytes``, default 4 MB).
+- Error texts never carry a secret: the key, Authorization headers and anything that looks
+  like a token are replaced by ``[redacted]`` (``redact``).
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ from __future__ import annotations
 import base64
 import email.utils
 import io
+import json
 import os
 import random
+import re
 import threading
 import time
 import wave
@@ -116,6 +123,26 @@ def _retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+_SECRET_PATTERNS = (
+    re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(bearer\s+)?[^\s\"',}]+"),
+    re.compile(r"(?i)bearer\s+[A-Za-z0-9._~+/=-]{8,}"),
+    re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_-]{8,}"),
+    re.compile(r"(?i)((api[-_]?key|token|secret|password)[\"']?\s*[:=]\s*[\"']?)[^\s\"'&,}]+"),
+)
+
+
+def redact(text: str, secret: str | None = None) -> str:
+    """``text`` with anything that looks like a key, a token or an Authorization header (and
+    ``secret`` itself) replaced by ``[redacted]``: error texts end up in results files."""
+    if secret:
+        text = text.replace(secret, "[redacted]")
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub(
+            lambda m: (m.group(1) if m.re.groups and m.group(1) else "") + "[redacted]", text
+        )
+    return text
+
+
 def wav_base64(audio: np.ndarray, sample_rate: int = 16_000) -> str:
     """Base64 of a 16-bit PCM mono WAV file of ``audio`` (float in [-1, 1])."""
     pcm = (np.clip(np.asarray(audio, dtype=np.float32), -1.0, 1.0) * 32767.0).astype("<i2")
@@ -157,6 +184,8 @@ class OpenAIChatBackend:
         backoff_max: float = 30.0,
         max_retry_after: float = 120.0,
         max_concurrency: int = 8,
+        deadline: float | None = None,
+        max_reply_bytes: int = 4_000_000,
         temperature: float = 0.0,
         max_tokens: int = 256,
         top_p: float | None = None,
@@ -172,6 +201,12 @@ class OpenAIChatBackend:
                 "openai backend: timeout must be > 0, max_retries >= 0, max_concurrency >= 1 "
                 "and max_tokens >= 1"
             )
+        if (deadline is not None and deadline <= 0) or max_reply_bytes < 1024:
+            raise ConfigError(
+                "openai backend: deadline must be > 0 (seconds per attempt, default: 2 x "
+                f"timeout) and max_reply_bytes >= 1024; got deadline={deadline!r}, "
+                f"max_reply_bytes={max_reply_bytes!r}"
+            )
         self._httpx = require("httpx")
         self.model = model
         base = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
@@ -181,6 +216,8 @@ class OpenAIChatBackend:
         self.url = f"{self.base_url}/chat/completions"
         self.api_key_env = api_key_env
         self.timeout = float(timeout)
+        self.deadline = float(deadline) if deadline is not None else 2.0 * self.timeout
+        self.max_reply_bytes = int(max_reply_bytes)
         self.max_retries = int(max_retries)
         self.backoff_base = float(backoff_base)
         self.backoff_max = float(backoff_max)
@@ -290,11 +327,14 @@ class OpenAIChatBackend:
             self.limiter.acquire()
             try:
                 try:
-                    resp = self._client.post(self.url, json=payload, headers=self._headers())
+                    resp, body = self._exchange(payload)
                 except httpx.TimeoutException as exc:
                     last = BackendTimeout(
                         f"{self.name}: no reply within {self.timeout:g} s ({exc!r})"
                     )
+                    resp = None
+                except BackendTimeout as exc:
+                    last = exc
                     resp = None
                 except httpx.TransportError as exc:
                     last = BackendError(f"{self.name}: connection to {self.url} failed ({exc!r})")
@@ -305,8 +345,8 @@ class OpenAIChatBackend:
                 status = resp.status_code
                 if status == 200:
                     self.limiter.succeeded()
-                    return self._reply_text(resp)
-                detail = resp.text[:300]
+                    return self._reply_text(body)
+                detail = redact(body[:300].decode("utf-8", "replace"), self._secret())
                 if status in (401, 403):
                     raise ConfigError(
                         f"{self.name}: the server refused the credentials (HTTP {status}); set "
@@ -333,11 +373,36 @@ class OpenAIChatBackend:
         assert last is not None
         raise last
 
-    def _reply_text(self, resp: Any) -> str:
+    def _secret(self) -> str | None:
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    def _exchange(self, payload: dict[str, Any]) -> tuple[Any, bytes]:
+        """POST ``payload``; the response and its body, read within ``deadline`` seconds and
+        ``max_reply_bytes`` bytes (a server that trickles or floods fails the attempt)."""
+        start = time.monotonic()
+        with self._client.stream("POST", self.url, json=payload, headers=self._headers()) as resp:
+            chunks, size = [], 0
+            for chunk in resp.iter_bytes():
+                size += len(chunk)
+                if size > self.max_reply_bytes:
+                    raise BackendError(
+                        f"{self.name}: the reply exceeds {self.max_reply_bytes} bytes "
+                        "(max_reply_bytes); refusing to read more"
+                    )
+                chunks.append(chunk)
+                if time.monotonic() - start > self.deadline:
+                    raise BackendTimeout(
+                        f"{self.name}: the reply was not complete within the deadline of "
+                        f"{self.deadline:g} s (deadline)"
+                    )
+            return resp, b"".join(chunks)
+
+    def _reply_text(self, body: bytes) -> str:
         try:
-            data = resp.json()
+            data = json.loads(body)
         except ValueError as exc:
-            raise BackendError(f"{self.name}: the reply is not JSON: {resp.text[:200]!r}") from exc
+            text = redact(body[:200].decode("utf-8", "replace"), self._secret())
+            raise BackendError(f"{self.name}: the reply is not JSON: {text!r}") from exc
         try:
             message = data["choices"][0]["message"]
         except (KeyError, IndexError, TypeError) as exc:

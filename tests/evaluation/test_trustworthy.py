@@ -1,0 +1,117 @@
+"""Trustworthy runs: an outage is never an agent's failure, resume retries errors, one writer
+per output, one record per episode key, and a report over errored cells never crashes."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from hear2act_agents.registry import make_agent
+from hear2act_env.errors import ConfigError, InfrastructureError
+from hear2act_env.evaluation.records import EpisodeRecord
+from hear2act_env.evaluation.report import report
+from hear2act_env.evaluation.runner import GridConfig, load_records, output_lock, run_grid
+from hear2act_env.scenarios.bank import load_bank
+
+IDS = tuple(s.id for s in load_bank()[:3])
+CONFIG = GridConfig(
+    agents=("prober",), conditions=(("T", "correct"), ("T+S", "correct")), scenarios=IDS
+)
+
+
+class _Flaky:
+    """A factory whose agent's model is down until ``up`` is set."""
+
+    def __init__(self) -> None:
+        self.up = False
+
+    def __call__(self, name: str):
+        agent = make_agent("prober")
+        if not self.up:
+
+            def act(observation):
+                raise InfrastructureError("model call failed after retries: refused")
+
+            agent.act = act  # type: ignore[method-assign]
+        return agent
+
+
+def test_an_outage_is_an_infrastructure_error_left_out_of_the_metrics(tmp_path):
+    out = tmp_path / "r.jsonl"
+    records = run_grid(CONFIG, out, _Flaky(), progress=False)
+    assert len(records) == 12
+    assert all(r.error_kind == "infrastructure" and not r.success for r in records)
+    text = report(records, plots=False)
+    assert "12 with errors (12 infrastructure; left out of every figure" in text
+    assert "no paired difference for prober / prosody / T+S - T" in text
+
+
+def test_resume_retries_errored_episodes_by_default(tmp_path):
+    out, factory = tmp_path / "r.jsonl", _Flaky()
+    run_grid(CONFIG, out, factory, progress=False)
+    kept = run_grid(CONFIG, out, factory, progress=False, retry_errors=False)
+    assert all(r.error is not None for r in kept)  # --no-retry-errors keeps them
+    factory.up = True
+    records = run_grid(CONFIG, out, factory, progress=False)
+    assert len(records) == 12 and all(r.error is None and r.success for r in records)
+    # the file holds the errors and the retries; loading keeps the finished record per key
+    assert len(out.read_text().splitlines()) == 24
+    loaded = load_records(out)
+    assert len(loaded) == 12 and all(r.error is None for r in loaded)
+
+
+def test_loading_keeps_the_first_finished_record_per_key(tmp_path):
+    out = tmp_path / "r.jsonl"
+    records = run_grid(CONFIG, out, make_agent, progress=False)
+    first = records[0]
+    twin = EpisodeRecord.from_json(first.to_json())
+    twin.actions = 99  # a second writer's copy of the same key
+    failed = EpisodeRecord(key=first.key, seed=first.seed, error="x", error_kind="agent")
+    with out.open("a") as fh:
+        fh.write(twin.to_json() + "\n" + failed.to_json() + "\n")
+    loaded = {r.key.id(): r for r in load_records(out)}
+    assert len(loaded) == 12 and loaded[first.key.id()].actions == first.actions
+
+
+def test_a_second_writer_on_one_output_is_refused_or_waits(tmp_path):
+    out = tmp_path / "r.jsonl"
+    with output_lock(out):
+        with pytest.raises(ConfigError, match=r"being written by another run \(pid \d+\)"):
+            run_grid(CONFIG, out, make_agent, progress=False)
+    assert not out.exists() or not load_records(out)
+
+    released = threading.Event()
+
+    def hold() -> None:
+        with output_lock(out):
+            time.sleep(0.5)
+        released.set()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    time.sleep(0.1)
+    records = run_grid(CONFIG, out, make_agent, progress=False, wait=True)
+    holder.join()
+    assert released.is_set() and len(records) == 12
+    assert len(out.read_text().splitlines()) == 12  # one record per key
+
+
+def test_two_runs_racing_on_one_output_leave_one_record_per_key(tmp_path):
+    out = tmp_path / "r.jsonl"
+    results: list[object] = []
+
+    def run() -> None:
+        try:
+            results.append(run_grid(CONFIG, out, make_agent, progress=False, wait=True))
+        except Exception as exc:  # noqa: BLE001 - collected for the assertion
+            results.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(isinstance(r, list) and len(r) == 12 for r in results)
+    assert len(out.read_text().splitlines()) == 12
