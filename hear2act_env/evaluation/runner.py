@@ -30,6 +30,7 @@ from typing import Any, Literal, get_args
 
 import gymnasium as gym
 
+from hear2act_env.atomic import atomic_write
 from hear2act_env.conditions import STATE_FIDELITY, Condition
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import ConfigError, InfrastructureError, MissingExtraError
@@ -42,6 +43,7 @@ from hear2act_env.evaluation.records import (
 from hear2act_env.evaluation.rollout import play, wrap_for
 from hear2act_env.policy import Policy, agent_stats, check_policy
 from hear2act_env.protocol.engine import REALIZATIONS
+from hear2act_env.redaction import redact, redact_url
 from hear2act_env.versions import installed_versions
 
 Backend = Literal["serial", "thread", "process", "ray"]
@@ -192,8 +194,10 @@ def manifest(config: GridConfig) -> dict[str, Any]:
     versions = installed_versions(
         ("gymnasium", "numpy", "torch", "transformers", "stable-baselines3", "ray")
     )
+    data = config.to_dict()
+    data["agent_options"] = {k: _safe(v) for k, v in data["agent_options"].items()}
     return {
-        "config": config.to_dict(),
+        "config": data,
         "hear2act_env": __version__,
         "bank_sha256": bank_checksum(),
         "bank_version": BANK_VERSION,
@@ -229,19 +233,69 @@ def _prepare_output(path: Path, config: GridConfig) -> list[EpisodeRecord]:
     man_path = path.with_suffix(".manifest.json")
     current = manifest(config)
     if man_path.exists():
-        previous = json.loads(man_path.read_text(encoding="utf-8"))
-        if previous.get("config") != current["config"]:
+        try:
+            previous = json.loads(man_path.read_text(encoding="utf-8"))
+            before = _results_config(previous["config"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(
-                f"output: {path} holds results of a different grid configuration; use a new output path"
+                f"output: {man_path} is unreadable ({type(exc).__name__}); it does not describe "
+                "the results beside it: move both away or use a new output path"
+            ) from None
+        changed = sorted(
+            k
+            for k in set(before) | set(_results_config(current["config"]))
+            if before.get(k) != _results_config(current["config"]).get(k)
+        )
+        if changed:
+            raise ConfigError(
+                f"output: {path} holds results of a different grid configuration (changed: "
+                f"{', '.join(changed)}); use a new output path. Only transport settings "
+                f"({', '.join(sorted(TRANSPORT_SETTINGS))}) may change on resume"
             )
-    else:
-        man_path.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    if not man_path.exists() or previous["config"] != current["config"]:  # new, or transport
+        atomic_write(man_path, (json.dumps(current, indent=2, sort_keys=True) + "\n").encode())
     if path.exists():
         data = path.read_bytes()
         if data and not data.endswith(b"\n"):
             with path.open("r+b") as fh:
                 fh.truncate(data.rfind(b"\n") + 1)
     return load_records(path)
+
+
+#: Settings that change how a model is reached, not what it answers: a resumed run may change
+#: them (a new server address, more concurrency, longer timeouts, another key variable).
+TRANSPORT_SETTINGS = frozenset(
+    {
+        "base_url",
+        "api_key_env",
+        "timeout",
+        "deadline",
+        "max_retries",
+        "backoff_base",
+        "backoff_max",
+        "max_retry_after",
+        "max_concurrency",
+        "max_reply_bytes",
+        "cache_dir",
+    }
+)
+
+
+def _results_config(config: dict[str, Any]) -> dict[str, Any]:
+    """A manifest's configuration without the transport settings, flattened: what, if changed,
+    changes the results."""
+    flat = {k: v for k, v in config.items() if k != "agent_options"}
+    for k, v in (config.get("agent_options") or {}).items():
+        if k not in TRANSPORT_SETTINGS:
+            flat[f"agent_options.{k}"] = v
+    return flat
+
+
+def _safe(value: Any) -> Any:
+    """A setting as the manifest may store it: no credentials in URLs or texts."""
+    if isinstance(value, str):
+        return redact_url(value) if "://" in value else redact(value)
+    return value
 
 
 def _chunks(keys: Sequence[EpisodeKey], size: int) -> Iterator[list[EpisodeKey]]:

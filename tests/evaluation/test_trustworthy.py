@@ -3,6 +3,7 @@ per output, one record per episode key, and a report over errored cells never cr
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -115,3 +116,45 @@ def test_two_runs_racing_on_one_output_leave_one_record_per_key(tmp_path):
         t.join()
     assert all(isinstance(r, list) and len(r) == 12 for r in results)
     assert len(out.read_text().splitlines()) == 12
+
+
+def _options_config(**options):
+    return GridConfig(agents=("prober",), scenarios=IDS[:1], agent_options=options)
+
+
+def test_resume_accepts_transport_changes_and_refuses_result_changes(tmp_path):
+    out = tmp_path / "r.jsonl"
+    run_grid(
+        _options_config(base_url="http://a:1/v1", temperature=0.0), out, make_agent, progress=False
+    )
+    # a new server address, more concurrency: the same results, so resuming is fine
+    moved = _options_config(base_url="http://b:2/v1", temperature=0.0, max_concurrency=16)
+    assert len(run_grid(moved, out, make_agent, progress=False)) == 4
+    manifest = json.loads(out.with_suffix(".manifest.json").read_text())
+    assert manifest["config"]["agent_options"]["base_url"] == "http://b:2/v1"
+    # another temperature changes what the model answers: refused, naming the setting
+    with pytest.raises(ConfigError, match=r"changed: agent_options\.temperature"):
+        run_grid(
+            _options_config(base_url="http://b:2/v1", temperature=0.7),
+            out,
+            make_agent,
+            progress=False,
+        )
+
+
+def test_the_manifest_never_stores_credentials(tmp_path):
+    out = tmp_path / "r.jsonl"
+    url = "https://alice:hunter2secret@api.example.com/v1?api-key=k3y-v4lue-123&region=eu"
+    run_grid(_options_config(base_url=url), out, make_agent, progress=False)
+    text = out.with_suffix(".manifest.json").read_text()
+    assert "hunter2secret" not in text and "k3y-v4lue-123" not in text and "alice" not in text
+    assert "api.example.com/v1" in text and "region=eu" in text
+
+
+@pytest.mark.parametrize("content", ["{not json", '{"config": 3}', "\udcff"])
+def test_a_corrupt_manifest_is_a_named_error(tmp_path, content):
+    out = tmp_path / "r.jsonl"
+    run_grid(_options_config(), out, make_agent, progress=False)
+    out.with_suffix(".manifest.json").write_bytes(content.encode("utf-8", "surrogateescape"))
+    with pytest.raises(ConfigError, match="manifest.json is unreadable"):
+        run_grid(_options_config(), out, make_agent, progress=False)

@@ -28,7 +28,6 @@ import io
 import json
 import os
 import random
-import re
 import threading
 import time
 import wave
@@ -41,6 +40,7 @@ from hear2act_agents.llm.backends.base import BackendError, BackendTimeout, Mess
 from hear2act_agents.llm.cache import ResponseCache, audio_digest, cache_key
 from hear2act_agents.loading import require
 from hear2act_env.errors import ConfigError
+from hear2act_env.redaction import redact
 from hear2act_env.seeding import derive_seed
 
 __all__ = ["OpenAIChatBackend", "limiter_for"]
@@ -121,26 +121,6 @@ def _retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
-
-
-_SECRET_PATTERNS = (
-    re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(bearer\s+)?[^\s\"',}]+"),
-    re.compile(r"(?i)bearer\s+[A-Za-z0-9._~+/=-]{8,}"),
-    re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_-]{8,}"),
-    re.compile(r"(?i)((api[-_]?key|token|secret|password)[\"']?\s*[:=]\s*[\"']?)[^\s\"'&,}]+"),
-)
-
-
-def redact(text: str, secret: str | None = None) -> str:
-    """``text`` with anything that looks like a key, a token or an Authorization header (and
-    ``secret`` itself) replaced by ``[redacted]``: error texts end up in results files."""
-    if secret:
-        text = text.replace(secret, "[redacted]")
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(
-            lambda m: (m.group(1) if m.re.groups and m.group(1) else "") + "[redacted]", text
-        )
-    return text
 
 
 def wav_base64(audio: np.ndarray, sample_rate: int = 16_000) -> str:

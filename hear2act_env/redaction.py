@@ -1,0 +1,52 @@
+"""Keep secrets out of everything a run writes: error texts, manifests, logs.
+
+``redact`` replaces what looks like a key, a token or an Authorization header (and a given
+secret) by ``[redacted]``; ``redact_url`` drops a URL's ``user:password@`` and the values of
+query parameters that carry credentials.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+__all__ = ["redact", "redact_url"]
+
+_SECRET_PATTERNS = (
+    re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(bearer\s+)?[^\s\"',}]+"),
+    re.compile(r"(?i)bearer\s+[A-Za-z0-9._~+/=-]{8,}"),
+    re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_-]{8,}"),
+    re.compile(r"(?i)((api[-_]?key|token|secret|password)[\"']?\s*[:=]\s*[\"']?)[^\s\"'&,}]+"),
+)
+
+
+def redact(text: str, secret: str | None = None) -> str:
+    """``text`` with anything that looks like a key, a token or an Authorization header (and
+    ``secret`` itself) replaced by ``[redacted]``: error texts end up in results files."""
+    if secret:
+        text = text.replace(secret, "[redacted]")
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub(
+            lambda m: (m.group(1) if m.re.groups and m.group(1) else "") + "[redacted]", text
+        )
+    return text
+
+
+_SENSITIVE = re.compile(r"(?i)(key|token|secret|password|passwd|auth|signature|sig|credential)")
+
+
+def redact_url(url: str) -> str:
+    """``url`` without ``user:password@`` and with credential-like query values redacted."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return redact(url)
+    netloc = parts.netloc.rsplit("@", 1)[-1] if "@" in parts.netloc else parts.netloc
+    query = urlencode(
+        [
+            (k, "[redacted]" if _SENSITIVE.search(k) else v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        ],
+        safe="[]",
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
