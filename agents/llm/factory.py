@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import inspect
 import os
+from pathlib import Path
 from typing import Any
 
 from hear2act_env.errors import ConfigError
 from hear2act_env.policy import Policy
 
-__all__ = ["SPEC_PREFIXES", "make_llm_agent", "split_spec"]
+__all__ = ["SPEC_PREFIXES", "check_settings", "make_llm_agent", "split_spec"]
 
 SPEC_PREFIXES: tuple[str, ...] = ("openai", "hf", "qwen2-audio", "qwen2.5-omni")
 
@@ -35,6 +36,29 @@ def split_spec(spec: str) -> tuple[str, str]:
     if not rest:
         raise ConfigError(f"agent spec {spec!r}: nothing after '{prefix}:'")
     return prefix, rest
+
+
+def check_settings(spec: str, settings: dict[str, Any]) -> None:
+    """Fail on a setting that ``spec``'s backend and the policy do not take (naming the valid
+    ones), without building anything: the runner calls this before the first episode."""
+    prefix, rest = split_spec(spec)
+    if prefix != "openai" and not Path(rest).exists():
+        raise ConfigError(
+            f"{spec}: no model folder at {rest!r}; local model specs take a path (nothing is "
+            "downloaded)"
+        )
+    cls = _backend_class(prefix)
+    accepted = set(inspect.signature(cls.__init__).parameters) - {"self", "model", "path"}
+    given = {k for k, v in settings.items() if v is not None} - {"base_url", "perceiver"}
+    given -= {"cache_dir"}
+    unknown = sorted(given - accepted - set(POLICY_SETTINGS))
+    if unknown:
+        raise ConfigError(
+            f"{spec}: unknown settings {unknown}; this backend accepts {sorted(accepted)} and "
+            f"the policy {sorted(POLICY_SETTINGS)}"
+        )
+    if settings.get("base_url") is not None and prefix != "openai":
+        raise ConfigError(f"{spec}: base_url applies to 'openai:' specs only")
 
 
 def _backend_class(prefix: str) -> type:
@@ -85,14 +109,8 @@ def make_llm_agent(
 
     prefix, rest = split_spec(spec)
     cls = _backend_class(prefix)
-    accepted = set(inspect.signature(cls.__init__).parameters) - {"self", "model", "path"}
+    check_settings(spec, {**settings, "base_url": base_url, "perceiver": perceiver})
     policy_kw = {k: settings.pop(k) for k in POLICY_SETTINGS if k in settings}
-    unknown = sorted(set(settings) - accepted)
-    if unknown:
-        raise ConfigError(
-            f"{spec}: unknown settings {unknown}; this backend accepts {sorted(accepted)} and "
-            f"the policy {sorted(POLICY_SETTINGS)}"
-        )
     if prefix == "openai":
         backend = cls(rest, base_url=base_url, cache_dir=cache_dir, **settings)
     else:

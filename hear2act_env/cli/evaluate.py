@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from hear2act_env.cli import options
 from hear2act_env.conditions import Condition
@@ -124,6 +125,7 @@ def evaluate(args: argparse.Namespace) -> int:
     )
     out = Path(args.out)
     factory = AgentFactory(settings, allow_clarify=not args.spoken)
+    _fail_fast(kinds, settings, factory)
     records = run_grid(
         config,
         out / "results.jsonl",
@@ -135,6 +137,19 @@ def evaluate(args: argparse.Namespace) -> int:
     )
     print(report(records, out, plots=not args.no_plots))
     return 0
+
+
+def _fail_fast(kinds: dict[str, Any], settings: dict[str, object], factory: Any) -> None:
+    """Check every LLM agent's settings before the first episode (an unknown or out-of-range
+    setting would otherwise be recorded as an error in every episode). ``openai:`` agents are
+    built once: that checks the values and sends no request."""
+    from hear2act_agents.llm.factory import check_settings
+
+    for spec, kind in kinds.items():
+        if kind.takes_settings:
+            check_settings(spec, dict(settings))
+            if spec.startswith("openai:"):
+                factory(spec)
 
 
 def add_eval(sub: argparse._SubParsersAction) -> None:

@@ -5,7 +5,9 @@ the visible text of its scenarios cannot give the answer away (docs/domains.md, 
   requirement or favored attribute may be shown as a need or a distractor), so a need
   attribute and a distractor look alike to anyone who knows the domain files;
 - the needs of an attribute cover its levels evenly (no level is "generally desirable": each
-  level satisfies as many of the attribute's needs as any other, give or take one);
+  level satisfies exactly as many of the attribute's needs as any other; with fewer, a need's
+  satisfying levels also meet more of the others, which an attacker who reads the domain files
+  turns into a pointer to ``best``);
 - a need on an attribute with four or more levels is met by at least two levels;
 - need texts speak for the user alone (no companions), so any profile may hold any need;
 - a situation names no attribute of the domain other than its own requirement and favored
@@ -82,10 +84,10 @@ def domain_v2_problems(d: Domain) -> list[str]:
             )
             continue
         cover = [sum(level in n.satisfied_by for n in a.needs) for level in range(len(a.levels))]
-        if max(cover) - min(cover) > 1:
+        if max(cover) != min(cover):
             out.append(
                 f"{where}: needs cover the levels unevenly (needs per level {cover}); each level "
-                "must satisfy as many needs as any other, give or take one"
+                "must satisfy exactly as many of the attribute's needs as any other"
             )
         for n in a.needs:
             if len(a.levels) >= 4 and len(n.satisfied_by) < 2:

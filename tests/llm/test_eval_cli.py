@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from hear2act_env.cli import main
 from hear2act_env.evaluation.runner import load_records
 from hear2act_env.scenarios.bank import load_bank
@@ -75,3 +77,26 @@ def test_eval_failing_server_is_recorded_not_fatal(server, tmp_path, capsys):
     assert "InfrastructureError" in record.error and not record.success
     text = capsys.readouterr().out
     assert "1 with errors (1 infrastructure; left out of every figure" in text
+
+
+@pytest.mark.parametrize(
+    ("agent", "setting", "message"),
+    [
+        ("openai:m", "max_token=8", "unknown settings ['max_token']"),
+        ("openai:m", "max_retries=-1", "max_retries >= 0"),
+        ("openai:m", "deadline=0", "deadline must be > 0"),
+        ("hf:/nonexistent/model", "temperature=0", "no model folder"),
+    ],
+)
+def test_eval_config_errors_fail_before_the_first_episode(
+    tmp_path, capsys, agent, setting, message
+):
+    out = tmp_path / "ev"
+    args = ["eval", "--agents", agent, "--scenarios", IDS[0], "--out", str(out)]
+    args += ["--setting", setting, "--no-plots"]
+    if agent.startswith("openai:"):
+        args += ["--base-url", "http://127.0.0.1:9/v1"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (out / "results.jsonl").exists()  # nothing ran

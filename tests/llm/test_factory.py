@@ -30,7 +30,7 @@ def test_split_spec():
         split_spec("openai:")
 
 
-def test_openai_agent_settings_and_errors(server):
+def test_openai_agent_settings_and_errors(server, tmp_path):
     agent = make_llm_agent(
         "openai:scripted", base_url=server, temperature=0.2, max_tokens=32, run=2
     )
@@ -46,8 +46,10 @@ def test_openai_agent_settings_and_errors(server):
         make_llm_agent("openai:scripted", base_url=server, max_concurrency=0)
     with pytest.raises(ConfigError):
         make_llm_agent("openai:scripted", base_url=server, topic_matcher="magic")
-    with pytest.raises(ConfigError, match="base_url"):
+    with pytest.raises(ConfigError, match="no model folder"):
         make_llm_agent("hf:/nowhere", base_url=server)
+    with pytest.raises(ConfigError, match="base_url applies to 'openai:'"):
+        make_llm_agent(f"hf:{tmp_path}", base_url=server)
     with pytest.raises(ConfigError, match="perceiver"):
         make_llm_agent("openai:scripted", base_url=server, perceiver="self")
 
