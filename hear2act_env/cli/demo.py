@@ -7,6 +7,7 @@ from pathlib import Path
 
 import gymnasium as gym
 
+from hear2act_env.cli import options
 from hear2act_env.registration import ENV_IDS
 
 
@@ -63,7 +64,9 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="registered env id (default: Hear2Act-Prosody-Text-v0)",
     )
     p.add_argument("--agent", default="prober", help="an agent name or spec (default: prober)")
-    p.add_argument("--seed", type=int, default=0, help="episode seed (default: 0)")
+    p.add_argument(
+        "--seed", type=options.int_at_least(0), default=0, help="episode seed (default: 0)"
+    )
     p.add_argument("--scenario", default=None, help="a scenario id (default: drawn with the seed)")
     p.add_argument(
         "--save-audio",

@@ -15,7 +15,7 @@ AUDIO_BENCHMARK_AGENTS = ("state-aware", "prober")
 
 
 def benchmark(args: argparse.Namespace) -> int:
-    from hear2act_agents.registry import BASELINES, make_agent
+    from hear2act_agents.registry import BASELINES, agent_kind, make_agent
     from hear2act_env.evaluation.report import report
     from hear2act_env.evaluation.runner import (
         AUDIO_CONDITIONS,
@@ -26,6 +26,8 @@ def benchmark(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     agents = tuple(args.agents or BASELINES)
+    for spec in agents:  # an unknown agent stops here, not in every episode
+        agent_kind(spec)
     audio_agents = tuple(a for a in agents if a in AUDIO_BENCHMARK_AGENTS)
     grids = [("results.jsonl", agents, TEXT_CONDITIONS)]
     if audio_agents and not args.no_audio:

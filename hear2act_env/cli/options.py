@@ -12,6 +12,40 @@ from hear2act_env.protocol.engine import REALIZATIONS
 Parser = argparse.ArgumentParser
 
 
+def int_at_least(minimum: int):  # noqa: ANN201 - an argparse type
+    """An argparse ``type``: an integer >= ``minimum`` (else argparse's usage error, exit 2)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
+
+
+def float_in(low: float, high: float):  # noqa: ANN201 - an argparse type
+    """An argparse ``type``: a finite number in [``low``, ``high``]."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not low <= value <= high:  # also rejects nan
+            raise argparse.ArgumentTypeError(
+                f"expected a number in [{low:g}, {high:g}], got {text}"
+            )
+        return value
+
+    parse.__name__ = f"number in [{low:g}, {high:g}]"
+    return parse
+
+
 def add_split(p: Parser, default: str) -> None:
     p.add_argument(
         "--split",
@@ -55,7 +89,10 @@ def add_scenario_file(p: Parser, default_help: str = "the shipped bank") -> None
 
 def add_runs(p: Parser) -> None:
     p.add_argument(
-        "--runs", type=int, default=1, help="episodes per scenario and condition (default: 1)"
+        "--runs",
+        type=int_at_least(1),
+        default=1,
+        help="episodes per scenario and condition (default: 1)",
     )
 
 
@@ -68,7 +105,7 @@ def add_backend(p: Parser, default: str, workers: int) -> None:
     )
     p.add_argument(
         "--workers",
-        type=int,
+        type=int_at_least(1),
         default=workers,
         help=f"parallel workers of the backend (default: {workers})",
     )
@@ -114,7 +151,7 @@ def add_prosody_strength(p: Parser) -> None:
 
     p.add_argument(
         "--prosody-strength",
-        type=float,
+        type=float_in(0.0, 2.0),
         default=DEFAULT_PROSODY_STRENGTH,
         help=f"how far delivery moves the voice from neutral, 0..2 (default: {DEFAULT_PROSODY_STRENGTH})",
     )

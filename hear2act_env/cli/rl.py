@@ -81,14 +81,19 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--turn-cost",
-        type=float,
+        type=options.float_in(0.0, 10.0),
         default=DEFAULT_TURN_COST,
         help=f"reward subtracted per action (default: {DEFAULT_TURN_COST})",
     )
     p.add_argument(
-        "--timesteps", type=int, default=300_000, help="env steps to train (default: 300000)"
+        "--timesteps",
+        type=options.int_at_least(1),
+        default=300_000,
+        help="env steps to train (default: 300000)",
     )
-    p.add_argument("--seed", type=int, default=0, help="training seed (default: 0)")
+    p.add_argument(
+        "--seed", type=options.int_at_least(0), default=0, help="training seed (default: 0)"
+    )
     p.add_argument(
         "--out",
         default=None,
@@ -99,9 +104,17 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     )
     options.add_scenario_file(p)
     options.add_split(p, "train")
-    p.add_argument("--max-actions", type=int, default=None, help="action budget (default: 20)")
     p.add_argument(
-        "--n-envs", type=int, default=0, help="parallel envs (default 0: 8 for text, 4 for audio)"
+        "--max-actions",
+        type=options.int_at_least(1),
+        default=None,
+        help="action budget (default: 20)",
+    )
+    p.add_argument(
+        "--n-envs",
+        type=options.int_at_least(0),
+        default=0,
+        help="parallel envs (default 0: 8 for text, 4 for audio)",
     )
     p.add_argument(
         "--vec",
@@ -109,7 +122,9 @@ def add_train(sub: argparse._SubParsersAction) -> None:
         choices=["auto", "dummy", "subproc"],
         help="vector env kind (default: auto)",
     )
-    p.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
+    p.add_argument(
+        "--threads", type=options.int_at_least(1), default=1, help="torch threads (default: 1)"
+    )
     p.add_argument("--no-mask", action="store_true", help="plain PPO without action masks")
     p.add_argument("--no-derived", action="store_true", help="leave out the derived features")
     p.add_argument(
@@ -122,13 +137,13 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--eval-every",
-        type=int,
+        type=options.int_at_least(1),
         default=10_000,
         help="steps between learning-curve evaluations (default: 10000)",
     )
     p.add_argument(
         "--eval-episodes",
-        type=int,
+        type=options.int_at_least(0),
         default=100,
         help="episodes per learning-curve evaluation, 0 for none (default: 100)",
     )
@@ -190,7 +205,10 @@ def add_rl_eval(sub: argparse._SubParsersAction) -> None:
     options.add_realizations(p, None)
     options.add_access(p, None)
     p.add_argument(
-        "--turn-cost", type=float, default=None, help="turn cost (default: each model's own)"
+        "--turn-cost",
+        type=options.float_in(0.0, 10.0),
+        default=None,
+        help="turn cost (default: each model's own)",
     )
     options.add_scenario_file(p, "each model's training file")
     p.add_argument(

@@ -32,10 +32,17 @@ def add_render(sub: argparse._SubParsersAction) -> None:
     options.add_split(p, "all")
     options.add_realizations(p, REALIZATIONS)
     options.add_scenario_file(p)
-    p.add_argument("--limit", type=int, default=0, help="only the first N scenarios (0: all)")
+    p.add_argument(
+        "--limit",
+        type=options.int_at_least(0),
+        default=0,
+        help="only the first N scenarios (0: all)",
+    )
     options.add_prosody_strength(p)
     options.add_cache_dir(p)
-    p.add_argument("--workers", type=int, default=2, help="render processes (default: 2)")
+    p.add_argument(
+        "--workers", type=options.int_at_least(1), default=2, help="render processes (default: 2)"
+    )
     p.set_defaults(func=render)
 
 
@@ -86,19 +93,22 @@ def add_perceive(sub: argparse._SubParsersAction) -> None:
     options.add_prosody_strength(p)
     p.add_argument(
         "--curve",
-        type=float,
+        type=options.float_in(0.0, 2.0),
         nargs="*",
         default=[0.0, 0.25, 0.5, 0.75, 1.0, 1.5],
         help="prosody strengths for the accuracy curve (default: 0 0.25 0.5 0.75 1 1.5)",
     )
     p.add_argument(
         "--per-scenario",
-        type=int,
+        type=options.int_at_least(1),
         default=6,
         help="random recommendations per scenario (default: 6)",
     )
     p.add_argument(
-        "--train-stride", type=int, default=2, help="use every k-th train scenario (default: 2)"
+        "--train-stride",
+        type=options.int_at_least(1),
+        default=2,
+        help="use every k-th train scenario (default: 2)",
     )
     options.add_cache_dir(p)
     p.add_argument(

@@ -91,11 +91,36 @@ class EpisodeRecord:
     def from_json(cls, line: str) -> EpisodeRecord:
         """Parse a line written by ``to_json``."""
         data = json.loads(line)
+        if not isinstance(data, dict) or not isinstance(data.get("key"), dict):
+            raise ValueError("a record is a JSON object with a 'key' object")
         data["key"] = EpisodeKey(**data["key"])
-        return cls(**data)
+        record = cls(**data)
+        for name, kinds in _FIELD_TYPES.items():
+            value = getattr(record, name)
+            if not isinstance(value, kinds) or (bool in kinds) != isinstance(value, bool):
+                raise ValueError(f"field {name}: got {value!r}")
+        return record
 
 
 _RECORD_FIELDS = tuple(sorted(f.name for f in fields(EpisodeRecord)))
+#: Types a loaded record's fields must have (a corrupt or hand-edited line is refused).
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "success": (bool,),
+    "terminated": (bool,),
+    "truncated": (bool,),
+    "premature_closure": (bool,),
+    "privileged": (bool,),
+    "actions": (int,),
+    "reluctant_turns": (int,),
+    "confirm_after_reluctant": (int,),
+    "reward": (int, float),
+    "seed": (int,),
+    "counts": (dict,),
+    "recommend_patterns": (list,),
+    "revealed": (list,),
+    "agent_stats": (dict,),
+    "error": (str, type(None)),
+}
 _KEY_FIELDS = tuple(sorted(f.name for f in fields(EpisodeKey)))
 _ENCODER = json.JSONEncoder(separators=(",", ":"), sort_keys=True)
 

@@ -23,6 +23,7 @@ import platform
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -215,11 +216,26 @@ def load_records(path: str | Path) -> list[EpisodeRecord]:
     path = Path(path)
     if not path.exists():
         return []
+    try:
+        lines = path.read_bytes().split(b"\n")
+    except OSError as exc:
+        raise ConfigError(
+            f"results: cannot read {path} ({type(exc).__name__}); expected a results JSONL file"
+        ) from None
     by_key: dict[str, EpisodeRecord] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
         try:
-            record = EpisodeRecord.from_json(line)
-        except (json.JSONDecodeError, TypeError, KeyError):
+            record = EpisodeRecord.from_json(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
+            if number - 1 != last:  # a torn last line is a killed run's; anything else is named
+                warnings.warn(
+                    f"{path}:{number}: skipped a corrupt record ({type(exc).__name__}); its "
+                    "episode counts as not run (a resumed run runs it again)",
+                    stacklevel=2,
+                )
             continue
         kept = by_key.get(record.key.id())
         if kept is None or (kept.error is not None):
@@ -406,7 +422,15 @@ def run_grid(
     if workers < 1:
         raise ConfigError(f"workers: got {workers}, expected >= 1")
     path = Path(output)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():
+            raise IsADirectoryError(path)
+    except OSError as exc:
+        raise ConfigError(
+            f"output: cannot write results to {path} ({type(exc).__name__}: {exc.strerror or exc})"
+            "; choose a writable file path"
+        ) from None
     with output_lock(path, wait):
         records = {r.key.id(): r for r in _prepare_output(path, config)}
         done = {k for k, r in records.items() if r.error is None or not retry_errors}

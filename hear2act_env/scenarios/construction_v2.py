@@ -66,6 +66,8 @@ OPENING_APART = 2
 DESIRABILITY_WEIGHT = 4.0
 #: Level subsets drawn when a need attribute shows only some of its levels.
 TRIM_DRAWS = 8
+#: Chance that a violator sits on an attribute's satisfying side (needs and distractors alike).
+VIOLATOR_P = 0.5
 ELIGIBLE = (0, 1, 3, 4, 5, 6, 7, 8)
 VIOLATORS = (9, 10)
 
@@ -283,7 +285,7 @@ def assign_values_v2(
     size = {a.key: len(a.levels) for a in shown}
     by_key = {a.key: a for a in shown}
     need_bits: list[list[int]] = []
-    violator_bits = [[int(rng.random() < 0.5) for _ in range(3)] for _ in VIOLATORS]
+    violator_bits = [[int(rng.random() < VIOLATOR_P) for _ in range(3)] for _ in VIOLATORS]
     for k in range(3):
         col = []
         for i, (_, bits) in enumerate(ROLE_BITS):
@@ -336,7 +338,7 @@ def assign_values_v2(
             satisfied = fits[int(rng.random() * len(fits))]
         else:  # none fits: a random set with that side size
             satisfied = _sized_subset(rng, len(a.levels), side, opening_bit)
-        sides = {v: int(rng.random() < 0.5) for v in VIOLATORS}
+        sides = {v: int(rng.random() < VIOLATOR_P) for v in VIOLATORS}
         # the side whose levels the domain's needs favor: the least favored options so far go
         # there (with the desirability lean)
         sat_mean = desir[a.key][list(satisfied)].mean()

@@ -158,3 +158,28 @@ def test_a_corrupt_manifest_is_a_named_error(tmp_path, content):
     out.with_suffix(".manifest.json").write_bytes(content.encode("utf-8", "surrogateescape"))
     with pytest.raises(ConfigError, match="manifest.json is unreadable"):
         run_grid(_options_config(), out, make_agent, progress=False)
+
+
+def test_corrupt_middle_lines_are_named_skipped_and_rerun(tmp_path):
+    out = tmp_path / "r.jsonl"
+    run_grid(CONFIG, out, make_agent, progress=False)
+    lines = out.read_bytes().split(b"\n")
+    lines[2] = b"\xff\xfe garbage"
+    lines[4] = lines[4].replace(b'"success":true', b'"success":"yes"').replace(
+        b'"success":false', b'"success":"yes"'
+    )
+    out.write_bytes(b"\n".join(lines))
+    with pytest.warns(UserWarning) as caught:
+        loaded = load_records(out)
+    named = " ".join(str(w.message) for w in caught)
+    assert f"{out}:3: skipped a corrupt record" in named and f"{out}:5:" in named
+    assert len(loaded) == 10
+    with pytest.warns(UserWarning):
+        records = run_grid(CONFIG, out, make_agent, progress=False)
+    assert len(records) == 12 and all(r.error is None for r in records)
+
+
+def test_a_results_path_that_is_a_folder_is_a_named_error(tmp_path):
+    (tmp_path / "r.jsonl").mkdir()
+    with pytest.raises(ConfigError, match="cannot write results"):
+        run_grid(CONFIG, tmp_path / "r.jsonl", make_agent, progress=False)
