@@ -5,7 +5,9 @@ version and sample rate and the utterance's text, delivery, persona, variation a
 strength. Entries live at ``root/<key[:2]>/<key>.h2a``; each is written to a temporary file in
 the same folder and moved into place with ``os.replace`` (atomic), and carries a header with
 the key, the sample count and rate and a CRC-32 of the samples (cheap to check on every read),
-so a corrupt or truncated entry is detected, re-rendered and rewritten, never served.
+so a corrupt or truncated entry is detected, re-rendered and rewritten, never served. A cache
+that cannot be written (read-only, not a folder, a full disk) warns once and renders on without
+storing new entries; what it already holds is still read.
 
 The default folder is ``$HEAR2ACT_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/hear2act-env/audio``,
 else ``~/.cache/hear2act-env/audio``; an explicit ``root`` argument wins over all of them.
@@ -18,6 +20,7 @@ import json
 import os
 import struct
 import threading
+import warnings
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -91,6 +94,7 @@ class AudioCache:
         self.memory_items = int(memory_items)
         self.disk = bool(disk)
         self.stats = CacheStats()
+        self._writable = True  # False after a failed write (warned once): reads go on
         self._memory: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -178,7 +182,18 @@ class AudioCache:
             int(sample_rate),
             zlib.crc32(payload),
         )
-        atomic_write(path, header + payload)
+        if not self._writable:
+            return
+        try:
+            atomic_write(path, header + payload)
+        except OSError as exc:  # read-only, not a folder, disk full: render on, uncached
+            self._writable = False
+            warnings.warn(
+                f"audio cache {self.root} is not writable ({type(exc).__name__}: "
+                f"{exc.strerror or exc}); rendering without caching new audio from now on",
+                RuntimeWarning,
+                stacklevel=4,
+            )
 
 
 class CachedRenderer:

@@ -165,8 +165,10 @@ def test_corrupt_middle_lines_are_named_skipped_and_rerun(tmp_path):
     run_grid(CONFIG, out, make_agent, progress=False)
     lines = out.read_bytes().split(b"\n")
     lines[2] = b"\xff\xfe garbage"
-    lines[4] = lines[4].replace(b'"success":true', b'"success":"yes"').replace(
-        b'"success":false', b'"success":"yes"'
+    lines[4] = (
+        lines[4]
+        .replace(b'"success":true', b'"success":"yes"')
+        .replace(b'"success":false', b'"success":"yes"')
     )
     out.write_bytes(b"\n".join(lines))
     with pytest.warns(UserWarning) as caught:
