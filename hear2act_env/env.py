@@ -18,7 +18,7 @@ from hear2act_env.conditions import (
     SplitChoice,
     StateFidelity,
 )
-from hear2act_env.constants import SAMPLE_RATE
+from hear2act_env.constants import DOMAIN_MAX, OPTIONS_MAX, SAMPLE_RATE, TRANSCRIPT_MAX
 from hear2act_env.errors import ConfigError, MissingExtraError
 from hear2act_env.lexical import SURFACE_OF, LexicalView
 from hear2act_env.protocol.delivery import STATE_WITHHELD, State
@@ -38,9 +38,6 @@ from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.protocol.validator import TEXT_CHARSET
 from hear2act_env.scenarios.bank import load_bank, load_scenarios
 
-TRANSCRIPT_MAX = 32_768
-OPTIONS_MAX = 8_192
-DOMAIN_MAX = 128
 #: Default ``prosody_strength`` (calibrated: see README, "Speech channel").
 DEFAULT_PROSODY_STRENGTH = 1.0
 #: Waveforms each env keeps in memory (about 100 kB each) in front of the disk cache.
@@ -49,6 +46,23 @@ AUDIO_PLACEHOLDER = "[user audio]"
 #: ``info["final_option"]`` while the episode runs.
 NO_FINAL_OPTION = -1
 _ACT_NAMES = {int(a): a.name.lower() for a in Act}
+
+
+def transcript_window(lines: list[str], limit: int) -> str:
+    """The transcript as one text within ``limit`` characters: every line while they fit; else
+    the first line (the request) and the most recent lines, with a marker for those left out."""
+    text = "\n".join(lines)
+    if len(text) <= limit or not lines:
+        return text
+    head, kept, size = lines[0], [], 0
+    budget = limit - len(head) - 64  # room for the marker line
+    for line in reversed(lines[1:]):
+        if size + len(line) + 1 > budget:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    left_out = len(lines) - 1 - len(kept)
+    return "\n".join([head, f"[... {left_out} earlier lines not shown ...]", *reversed(kept)])
 
 
 class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
@@ -446,7 +460,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
     def _obs(self) -> dict[str, Any]:
         obs: dict[str, Any] = {
             "domain": self.scenario.domain_name,  # type: ignore[union-attr]
-            "transcript": "\n".join(self._lines),
+            "transcript": transcript_window(self._lines, TRANSCRIPT_MAX),
             "options": self._options_text,
             "turn": self._actions,
         }

@@ -281,3 +281,22 @@ def test_version_matches_the_distribution():
     from importlib.metadata import version
 
     assert hear2act_env.__version__ == version("hear2act-env")
+
+
+def test_a_long_episode_keeps_the_transcript_within_its_space():
+    """With a budget of 1,000 actions the dialogue outgrows the ``Text`` space: the
+    observation keeps the request and the latest turns, and stays in the space."""
+    import gymnasium as gym
+    import numpy as np
+
+    env = gym.make("Hear2Act-Prosody-Text-v0", max_actions=1000)
+    obs, _ = env.reset(seed=0)
+    first = obs["transcript"].splitlines()[0]
+    for _ in range(400):
+        obs, _, terminated, truncated, _ = env.step(np.array([0, 0, 0]))
+        assert env.observation_space["transcript"].contains(obs["transcript"])
+        if terminated or truncated:
+            break
+    lines = obs["transcript"].splitlines()
+    assert lines[0] == first and "earlier lines not shown" in lines[1]
+    assert len(obs["transcript"]) <= 32_768

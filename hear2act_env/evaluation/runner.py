@@ -327,7 +327,9 @@ def _results(
     workers: int,
     chunk: int,
 ) -> Iterable[list[EpisodeRecord]]:
-    chunks = list(_chunks(todo, 1 if backend == "serial" else chunk))
+    # threads (model agents behind HTTP) take one episode per work unit, so every episode is
+    # written as it finishes; processes and ray take chunks (cheap rule agents)
+    chunks = list(_chunks(todo, 1 if backend in ("serial", "thread") else chunk))
     if backend == "serial" or not chunks:
         for c in chunks:
             yield run_chunk(c, config, factory)

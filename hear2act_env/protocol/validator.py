@@ -11,6 +11,7 @@ import string
 from collections import Counter
 from collections.abc import Callable, Iterator
 
+from hear2act_env.constants import OPTIONS_MAX, SENTENCE_MAX, SHORT_TEXT_MAX
 from hear2act_env.errors import ScenarioError
 from hear2act_env.protocol.scenario import (
     BUDGET,
@@ -29,6 +30,8 @@ PARTIAL_PATTERNS = ("000", "001", "010", "011", "100", "101")
 ROLE_COUNTS = {Role.BEST: 1, Role.SAFE: 1, Role.ATTRACTIVE: 1, Role.PARTIAL: 6, Role.VIOLATOR: 2}
 #: Characters allowed in every text (the observation spaces' charset).
 TEXT_CHARSET = frozenset(string.printable) - frozenset("\t\r\x0b\x0c")
+#: Texts held to ``SHORT_TEXT_MAX`` (the others are sentences, held to ``SENTENCE_MAX``).
+_SHORT = frozenset({"domain_name", "candidates", "attributes"})
 _ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*-\d{2}$")
 
 Check = Callable[[Scenario], Iterator[str]]
@@ -156,15 +159,23 @@ def check_attractive_on_top(s: Scenario) -> Iterator[str]:
 
 
 def check_texts(s: Scenario) -> Iterator[str]:
-    """Every text is non-empty, template-free and in the observation charset."""
+    """Every text is non-empty, on one line, template-free, in the observation charset and not
+    too long; the options text fits its observation space."""
     for where, text in _texts(s):
+        limit = SHORT_TEXT_MAX if where.split("[")[0] in _SHORT else SENTENCE_MAX
         if not text.strip():
             yield f"{where}: empty text"
+        elif "\n" in text:
+            yield f"{where}: a line break in {text[:60]!r}...; expected one line"
+        elif len(text) > limit:
+            yield f"{where}: {len(text)} characters, expected at most {limit}"
         elif "{" in text or "}" in text:
             yield f"{where}: unfilled template slot in {text!r}"
         elif not set(text) <= TEXT_CHARSET:
             bad = sorted(set(text) - TEXT_CHARSET)
             yield f"{where}: characters {bad} outside printable ASCII in {text!r}"
+    if not _values_broken(s) and len(s.options_text()) > OPTIONS_MAX:
+        yield f"options: {len(s.options_text())} characters, expected at most {OPTIONS_MAX}"
 
 
 def check_metadata(s: Scenario) -> Iterator[str]:

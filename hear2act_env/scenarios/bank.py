@@ -89,10 +89,7 @@ def load_scenarios(path: str | Path) -> tuple[Scenario, ...]:
     if path.suffix == ".jsonl":
         scenarios = _parse_lines(text.splitlines(), path, validate=True)
     else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ScenarioError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+        data = _json(text, str(path), whole_file=True)
         items = data if isinstance(data, list) else [data]
         scenarios = [
             _parse_one(item, f"{path}:{_line_of(text, item, i)}") for i, item in enumerate(items)
@@ -111,12 +108,23 @@ def _parse_lines(lines: list[str], path: Path, validate: bool) -> list[Scenario]
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ScenarioError(f"{path}:{lineno}: invalid JSON: {exc.msg}") from None
+        data = _json(line, f"{path}:{lineno}")
         out.append(_parse_one(data, f"{path}:{lineno}") if validate else Scenario.from_dict(data))
     return out
+
+
+def _json(text: str, where: str, whole_file: bool = False) -> object:
+    """``json.loads`` whose every failure (bad syntax, absurd nesting, a number too long to
+    convert) is a ``ScenarioError`` naming ``where`` (and the line, for a ``whole_file``)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = f":{exc.lineno}" if whole_file else ""
+        raise ScenarioError(f"{where}{line}: invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise ScenarioError(f"{where}: invalid JSON: nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer of thousands of digits
+        raise ScenarioError(f"{where}: invalid JSON: {exc}") from None
 
 
 def _parse_one(data: object, where: str) -> Scenario:
