@@ -185,3 +185,48 @@ def test_a_results_path_that_is_a_folder_is_a_named_error(tmp_path):
     (tmp_path / "r.jsonl").mkdir()
     with pytest.raises(ConfigError, match="cannot write results"):
         run_grid(CONFIG, tmp_path / "r.jsonl", make_agent, progress=False)
+
+
+def test_kill_9_at_ten_points_of_a_process_run_resumes_to_the_uninterrupted_result(tmp_path):
+    import os
+    import random
+    import signal
+    import subprocess
+    import sys
+
+    ids = tuple(s.id for s in load_bank()[:10])
+    config = GridConfig(agents=("prober", "thorough"), scenarios=ids, runs=2)
+    full = tmp_path / "full.jsonl"
+    expected = sorted(r.to_json() for r in run_grid(config, full, make_agent, progress=False))
+    out = tmp_path / "killed.jsonl"
+    code = (
+        "from hear2act_agents.registry import make_agent\n"
+        "from hear2act_env.evaluation.runner import GridConfig, run_grid\n"
+        "if __name__ == '__main__':\n"
+        f"    c = GridConfig(agents=('prober', 'thorough'), scenarios={ids!r}, runs=2)\n"
+        f"    run_grid(c, {str(out)!r}, make_agent, backend='process', workers=2, chunk=4,"
+        " progress=False)\n"
+    )
+    script = tmp_path / "run.py"
+    script.write_text(code)
+    rng = random.Random(7)
+    kills = 0
+    for _ in range(10):
+        before = out.read_bytes().count(b"\n") if out.exists() else 0
+        if before >= len(expected):
+            break
+        target = before + rng.randint(1, 12)
+        proc = subprocess.Popen([sys.executable, str(script)], start_new_session=True)
+        deadline = time.time() + 60
+        while time.time() < deadline and proc.poll() is None:
+            if out.exists() and out.read_bytes().count(b"\n") >= target:
+                break
+            time.sleep(0.005)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)  # the driver and its pool, mid-write or not
+            kills += 1
+        proc.wait()
+    assert kills >= 5
+    records = run_grid(config, out, make_agent, progress=False)
+    assert sorted(r.to_json() for r in records) == expected
+    assert out.read_bytes().count(b"\n") == len(expected)  # nothing written twice or torn

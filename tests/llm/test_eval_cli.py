@@ -100,3 +100,21 @@ def test_eval_config_errors_fail_before_the_first_episode(
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not (out / "results.jsonl").exists()  # nothing ran
+
+
+def test_no_file_of_an_eval_holds_the_key_even_when_the_server_echoes_it(
+    server, tmp_path, monkeypatch, capsys
+):
+    key = "sk-fake-0123456789abcdefSECRET"
+    monkeypatch.setenv("HEAR2ACT_FAKE_KEY", key)
+    out = tmp_path / "ev"
+    args = ["eval", "--agents", "openai:echo-headers", "--base-url", f"{server}?api-key={key}"]
+    args += ["--scenarios", IDS[0], "--access", "T", "--realizations", "prosody"]
+    args += ["--out", str(out), "--no-plots", "--setting", "api_key_env=HEAR2ACT_FAKE_KEY"]
+    args += ["--setting", "max_retries=0"]
+    assert main(args) == 0
+    (record,) = load_records(out / "results.jsonl")
+    assert record.error_kind == "infrastructure" and "[redacted]" in record.error
+    written = [p for p in out.rglob("*") if p.is_file()]
+    assert written and all(key.encode() not in p.read_bytes() for p in written)
+    assert key not in capsys.readouterr().out
