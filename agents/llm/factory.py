@@ -8,6 +8,7 @@ backend's keywords (or the policy's) raise ``ConfigError``.
 from __future__ import annotations
 
 import inspect
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from hear2act_env.errors import ConfigError
 from hear2act_env.policy import Policy
 
-__all__ = ["SPEC_PREFIXES", "check_settings", "make_llm_agent", "split_spec"]
+__all__ = ["SPEC_PREFIXES", "check_settings", "make_llm_agent", "split_spec", "typed_settings"]
 
 SPEC_PREFIXES: tuple[str, ...] = ("openai", "hf", "qwen2-audio", "qwen2.5-omni")
 
@@ -59,6 +60,56 @@ def check_settings(spec: str, settings: dict[str, Any]) -> None:
         )
     if settings.get("base_url") is not None and prefix != "openai":
         raise ConfigError(f"{spec}: base_url applies to 'openai:' specs only")
+    typed_settings(spec, {k: v for k, v in settings.items() if k in accepted})
+
+
+_TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
+
+
+def typed_settings(spec: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` with text values (``--setting KEY=VALUE``) turned into the type the backend
+    parameter takes, judged from its default or annotation: booleans from true/false/yes/no/
+    1/0/on/off, numbers, and JSON objects (``extra_body``). A value that does not fit is a
+    ``ConfigError`` naming the setting, the value and what was expected."""
+    prefix, _ = split_spec(spec)
+    params = inspect.signature(_backend_class(prefix).__init__).parameters
+    out = dict(settings)
+    for name, value in settings.items():
+        param = params.get(name)
+        if param is None or not isinstance(value, str | int | float) or isinstance(value, bool):
+            continue
+        default, note = param.default, str(param.annotation)
+        try:
+            if isinstance(default, bool) or note == "bool":
+                text = str(value).strip().lower()
+                if text not in _TRUE | _FALSE:
+                    raise ValueError
+                out[name] = text in _TRUE
+            elif "dict" in note and isinstance(value, str):
+                parsed = json.loads(value)
+                if not isinstance(parsed, dict):
+                    raise ValueError
+                out[name] = parsed
+            elif isinstance(default, int) or note == "int":
+                if isinstance(value, float) and not value.is_integer():
+                    raise ValueError
+                out[name] = int(value)
+            elif isinstance(default, float) or "float" in note:
+                out[name] = float(value)
+        except (ValueError, TypeError):
+            expected = (
+                "true or false"
+                if isinstance(default, bool) or note == "bool"
+                else "a JSON object"
+                if "dict" in note
+                else "an integer"
+                if isinstance(default, int) or note == "int"
+                else "a number"
+            )
+            raise ConfigError(
+                f"{spec}: setting {name}: got {value!r}, expected {expected}"
+            ) from None
+    return out
 
 
 def _backend_class(prefix: str) -> type:
@@ -110,6 +161,7 @@ def make_llm_agent(
     prefix, rest = split_spec(spec)
     cls = _backend_class(prefix)
     check_settings(spec, {**settings, "base_url": base_url, "perceiver": perceiver})
+    settings = typed_settings(spec, settings)
     policy_kw = {k: settings.pop(k) for k in POLICY_SETTINGS if k in settings}
     if prefix == "openai":
         backend = cls(rest, base_url=base_url, cache_dir=cache_dir, **settings)

@@ -78,3 +78,39 @@ def test_importing_the_llm_layer_is_light():
         "assert not heavy, heavy"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "attribute", "expected"),
+    [
+        ("send_seed", "false", "send_seed", False),
+        ("send_seed", "Yes", "send_seed", True),
+        ("send_seed", 0, "send_seed", False),
+        ("max_tokens", "12", "max_tokens", 12),
+        ("temperature", "0.5", "temperature", 0.5),
+        (
+            "extra_body",
+            '{"chat_template_kwargs": {"enable_thinking": false}}',
+            "extra_body",
+            {"chat_template_kwargs": {"enable_thinking": False}},
+        ),
+    ],
+)
+def test_text_settings_take_the_parameters_type(server, setting, value, attribute, expected):
+    agent = make_llm_agent("openai:scripted", base_url=server, **{setting: value})
+    assert getattr(agent.backend, attribute) == expected
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "expected"),
+    [
+        ("send_seed", "maybe", "true or false"),
+        ("max_tokens", 1.5, "an integer"),
+        ("max_tokens", "lots", "an integer"),
+        ("extra_body", "[1, 2]", "a JSON object"),
+        ("temperature", "warm", "a number"),
+    ],
+)
+def test_text_settings_that_do_not_fit_are_named(server, setting, value, expected):
+    with pytest.raises(ConfigError, match=f"setting {setting}: got .*, expected {expected}"):
+        make_llm_agent("openai:scripted", base_url=server, **{setting: value})
