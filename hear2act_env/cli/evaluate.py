@@ -127,7 +127,7 @@ def evaluate(args: argparse.Namespace) -> int:
     )
     out = Path(args.out)
     factory = AgentFactory(settings, allow_clarify=not args.spoken)
-    _fail_fast(kinds, settings, factory)
+    _fail_fast(kinds, settings, factory, probe=not args.no_probe)
     records = run_grid(
         config,
         out / "results.jsonl",
@@ -141,17 +141,22 @@ def evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fail_fast(kinds: dict[str, Any], settings: dict[str, object], factory: Any) -> None:
+def _fail_fast(
+    kinds: dict[str, Any], settings: dict[str, object], factory: Any, probe: bool
+) -> None:
     """Check every LLM agent's settings before the first episode (an unknown or out-of-range
     setting would otherwise be recorded as an error in every episode). ``openai:`` agents are
-    built once: that checks the values and sends no request."""
+    built once, and with ``probe`` send one tiny request: a server that is down, refuses the key
+    or does not know the model stops the run here."""
     from hear2act_agents.llm.factory import check_settings
 
     for spec, kind in kinds.items():
         if kind.takes_settings:
             check_settings(spec, dict(settings))
             if spec.startswith("openai:"):
-                factory(spec)
+                agent = factory(spec)
+                if probe:
+                    agent.backend.probe()
 
 
 def add_eval(sub: argparse._SubParsersAction) -> None:
@@ -194,6 +199,11 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
     options.add_out(p, "hear2act-eval", "output folder, resumed if present")
     options.add_backend(p, "thread", 8)
     options.add_resume(p)
+    p.add_argument(
+        "--no-probe",
+        action="store_true",
+        help="skip the one request sent to each openai: server before the run",
+    )
     options.add_no_plots(p)
     p.set_defaults(func=evaluate)
 

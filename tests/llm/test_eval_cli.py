@@ -46,31 +46,24 @@ def test_eval_http_agent_and_baseline(server, tmp_path, capsys):
     assert len(load_records(out / "results.jsonl")) == len(records)
 
 
-def test_eval_failing_server_is_recorded_not_fatal(server, tmp_path, capsys):
+def test_a_server_that_is_down_stops_eval_at_the_probe(server, tmp_path, capsys):
     out = tmp_path / "ev"
-    assert (
-        main(
-            [
-                "eval",
-                "--agents",
-                "openai:down",
-                "--base-url",
-                server,
-                "--scenarios",
-                IDS[0],
-                "--access",
-                "T",
-                "--realizations",
-                "prosody",
-                "--out",
-                str(out),
-                "--no-plots",
-                "--setting",
-                "max_retries=0",
-            ]
-        )
-        == 0
-    )
+    args = ["eval", "--agents", "openai:down", "--base-url", server, "--scenarios", IDS[0]]
+    args += ["--out", str(out), "--no-plots", "--setting", "max_retries=0"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "did not answer a probe request" in err and "Traceback" not in err
+    assert not (out / "results.jsonl").exists()
+
+
+def test_eval_failing_server_is_recorded_not_fatal(server, tmp_path, capsys):
+    """Without the probe (or when the server fails mid-run), every episode it could not serve
+    is an infrastructure error, left out of the figures."""
+    out = tmp_path / "ev"
+    args = ["eval", "--agents", "openai:down", "--base-url", server, "--scenarios", IDS[0]]
+    args += ["--access", "T", "--realizations", "prosody", "--out", str(out), "--no-plots"]
+    args += ["--setting", "max_retries=0", "--no-probe"]
+    assert main(args) == 0
     (record,) = load_records(out / "results.jsonl")
     # the server never answered: an infrastructure error, not the agent's failure
     assert record.error is not None and record.error_kind == "infrastructure"
@@ -112,7 +105,9 @@ def test_no_file_of_an_eval_holds_the_key_even_when_the_server_echoes_it(
     args += ["--scenarios", IDS[0], "--access", "T", "--realizations", "prosody"]
     args += ["--out", str(out), "--no-plots", "--setting", "api_key_env=HEAR2ACT_FAKE_KEY"]
     args += ["--setting", "max_retries=0"]
-    assert main(args) == 0
+    assert main(args) == 2  # the probe: the echoed key is redacted from the message too
+    assert key not in capsys.readouterr().err
+    assert main([*args, "--no-probe"]) == 0
     (record,) = load_records(out / "results.jsonl")
     assert record.error_kind == "infrastructure" and "[redacted]" in record.error
     written = [p for p in out.rglob("*") if p.is_file()]

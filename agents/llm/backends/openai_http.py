@@ -40,7 +40,7 @@ from hear2act_agents.llm.backends.base import BackendError, BackendTimeout, Mess
 from hear2act_agents.llm.cache import ResponseCache, audio_digest, cache_key
 from hear2act_agents.loading import require
 from hear2act_env.errors import ConfigError
-from hear2act_env.redaction import redact
+from hear2act_env.redaction import redact, redact_url
 from hear2act_env.seeding import derive_seed
 
 __all__ = ["OpenAIChatBackend", "limiter_for"]
@@ -194,6 +194,7 @@ class OpenAIChatBackend:
             raise ConfigError(f"openai backend: base_url {base!r} must start with http(s)://")
         self.base_url = base.rstrip("/")
         self.url = f"{self.base_url}/chat/completions"
+        self.shown_url = redact_url(self.url)  # for messages: no credentials
         self.api_key_env = api_key_env
         self.timeout = float(timeout)
         self.deadline = float(deadline) if deadline is not None else 2.0 * self.timeout
@@ -268,6 +269,25 @@ class OpenAIChatBackend:
             self.cache.put(key, reply, material)
         return reply
 
+    def probe(self) -> None:
+        """One tiny request (with the usual retries) before a run: a server that refuses,
+        never answers, rejects the key or does not know the model raises ``ConfigError`` with
+        one line saying so, instead of every episode of the run failing the same way."""
+        payload = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": "Reply with OK."}],
+            "max_tokens": 1,
+            "temperature": 0.0,
+        }
+        payload.update(self.extra_body)
+        try:
+            self._post(payload)
+        except BackendError as exc:
+            raise ConfigError(
+                f"{self.name}: the server at {redact_url(self.base_url)} did not answer a probe "
+                f"request ({exc}); is it running and serving this model?"
+            ) from None
+
     def close(self) -> None:
         self._client.close()
 
@@ -317,7 +337,9 @@ class OpenAIChatBackend:
                     last = exc
                     resp = None
                 except httpx.TransportError as exc:
-                    last = BackendError(f"{self.name}: connection to {self.url} failed ({exc!r})")
+                    last = BackendError(
+                        f"{self.name}: connection to {self.shown_url} failed ({exc!r})"
+                    )
                     resp = None
             finally:
                 self.limiter.release()
@@ -334,7 +356,7 @@ class OpenAIChatBackend:
                     )
                 if status == 404:
                     raise ConfigError(
-                        f"{self.name}: {self.url} or model {self.model!r} not found (HTTP 404): "
+                        f"{self.name}: {self.shown_url} or model {self.model!r} not found (HTTP 404): "
                         f"{detail}"
                     )
                 if status != 429 and status < 500:
