@@ -327,8 +327,9 @@ def _results(
     workers: int,
     chunk: int,
 ) -> Iterable[list[EpisodeRecord]]:
-    # threads (model agents behind HTTP) take one episode per work unit, so every episode is
-    # written as it finishes; processes and ray take chunks (cheap rule agents)
+    # one episode per work unit by default, so every episode is written as it finishes;
+    # ``chunk`` > 1 (the benchmark's cheap rule agents) trades that for less overhead on
+    # processes and ray
     chunks = list(_chunks(todo, 1 if backend in ("serial", "thread") else chunk))
     if backend == "serial" or not chunks:
         for c in chunks:
@@ -408,7 +409,7 @@ def run_grid(
     factory: PolicyFactory,
     backend: Backend = "serial",
     workers: int = 1,
-    chunk: int = 32,
+    chunk: int = 1,
     progress: bool = True,
     retry_errors: bool = True,
     wait: bool = False,
