@@ -294,3 +294,20 @@ def test_redact_strips_what_looks_like_a_secret(text):
     from hear2act_agents.llm.backends.openai_http import redact
 
     assert "abcdefghijklmnop" not in redact(text)
+
+
+def test_a_refused_connection_is_an_infrastructure_error_and_stops_the_probe():
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    agent = make_llm_agent("openai:any", base_url=url, max_retries=0, topic_matcher="keyword")
+    env = gym.make("Hear2Act-Prosody-Text-v0")
+    obs, _ = env.reset(seed=0)
+    agent.reset(obs, seed=0)
+    with pytest.raises(InfrastructureError, match="connection to .* failed"):
+        agent.act(obs)
+    with pytest.raises(ConfigError, match="did not answer a probe request"):
+        agent.backend.probe()
