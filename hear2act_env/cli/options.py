@@ -4,6 +4,7 @@ package's constants."""
 from __future__ import annotations
 
 import argparse
+import functools
 
 from hear2act_env.conditions import ACCESS, SPLIT_CHOICES
 from hear2act_env.evaluation.runner import BACKENDS
@@ -12,8 +13,10 @@ from hear2act_env.protocol.engine import REALIZATIONS
 Parser = argparse.ArgumentParser
 
 
+@functools.cache
 def int_at_least(minimum: int):  # noqa: ANN201 - an argparse type
-    """An argparse ``type``: an integer >= ``minimum`` (else argparse's usage error, exit 2)."""
+    """An argparse ``type``: an integer >= ``minimum`` (else argparse's usage error, exit 2).
+    Cached: one function per bound, so a flag's type compares equal across commands."""
 
     def parse(text: str) -> int:
         try:
@@ -28,6 +31,7 @@ def int_at_least(minimum: int):  # noqa: ANN201 - an argparse type
     return parse
 
 
+@functools.cache
 def float_in(low: float, high: float):  # noqa: ANN201 - an argparse type
     """An argparse ``type``: a finite number in [``low``, ``high``]."""
 
