@@ -39,28 +39,32 @@ def split_spec(spec: str) -> tuple[str, str]:
     return prefix, rest
 
 
-def check_settings(spec: str, settings: dict[str, Any]) -> None:
-    """Fail on a setting that ``spec``'s backend and the policy do not take (naming the valid
-    ones), without building anything: the runner calls this before the first episode."""
+def check_settings(
+    spec: str, settings: dict[str, Any], *, base_url: str | None = None
+) -> dict[str, Any]:
+    """``settings`` typed for ``spec``'s backend (``typed_settings``), or a ``ConfigError``: a
+    setting that neither the backend nor the policy takes (naming the valid ones), a
+    ``base_url`` for a local model, a local model folder that does not exist. Builds nothing:
+    ``eval`` calls it before the first episode."""
     prefix, rest = split_spec(spec)
-    if prefix != "openai" and not Path(rest).exists():
+    local = Path(rest).expanduser()
+    if prefix != "openai" and rest.startswith(("/", ".", "~")) and not local.exists():
         raise ConfigError(
-            f"{spec}: no model folder at {rest!r}; local model specs take a path (nothing is "
-            "downloaded)"
+            f"{spec}: no model folder at {rest!r}; local model specs take a path or a hub id "
+            "already in the local cache (nothing is downloaded)"
         )
-    cls = _backend_class(prefix)
-    accepted = set(inspect.signature(cls.__init__).parameters) - {"self", "model", "path"}
-    given = {k for k, v in settings.items() if v is not None} - {"base_url", "perceiver"}
-    given -= {"cache_dir"}
+    accepted = set(inspect.signature(_backend_class(prefix).__init__).parameters)
+    accepted -= {"self", "model", "path", "base_url", "cache_dir"}
+    given = {k for k, v in settings.items() if v is not None}
     unknown = sorted(given - accepted - set(POLICY_SETTINGS))
     if unknown:
         raise ConfigError(
             f"{spec}: unknown settings {unknown}; this backend accepts {sorted(accepted)} and "
             f"the policy {sorted(POLICY_SETTINGS)}"
         )
-    if settings.get("base_url") is not None and prefix != "openai":
+    if base_url is not None and prefix != "openai":
         raise ConfigError(f"{spec}: base_url applies to 'openai:' specs only")
-    typed_settings(spec, {k: v for k, v in settings.items() if k in accepted})
+    return typed_settings(spec, settings)
 
 
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
@@ -160,14 +164,11 @@ def make_llm_agent(
 
     prefix, rest = split_spec(spec)
     cls = _backend_class(prefix)
-    check_settings(spec, {**settings, "base_url": base_url, "perceiver": perceiver})
-    settings = typed_settings(spec, settings)
+    settings = check_settings(spec, settings, base_url=base_url)
     policy_kw = {k: settings.pop(k) for k in POLICY_SETTINGS if k in settings}
     if prefix == "openai":
         backend = cls(rest, base_url=base_url, cache_dir=cache_dir, **settings)
     else:
-        if base_url is not None:
-            raise ConfigError(f"{spec}: base_url applies to 'openai:' specs only")
         backend = cls(rest, cache_dir=cache_dir, **settings)
     if perceiver == "self":
         if not getattr(backend, "supports_audio", False):

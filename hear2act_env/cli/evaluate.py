@@ -146,6 +146,10 @@ def evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Settings the CLI hands to the agent factory that are not backend or policy settings.
+_CLI_ONLY = frozenset({"base_url", "perceiver", "cache_dir"})
+
+
 def _fail_fast(
     kinds: dict[str, Any], settings: dict[str, object], factory: Any, probe: bool
 ) -> None:
@@ -157,7 +161,8 @@ def _fail_fast(
 
     for spec, kind in kinds.items():
         if kind.takes_settings:
-            check_settings(spec, dict(settings))
+            model_settings = {k: v for k, v in settings.items() if k not in _CLI_ONLY}
+            check_settings(spec, model_settings, base_url=settings.get("base_url"))
             if spec.startswith("openai:"):
                 agent = factory(spec)
                 if probe:

@@ -99,6 +99,8 @@ class EpisodeRecord:
             value = getattr(record, name)
             if not isinstance(value, kinds) or (bool in kinds) != isinstance(value, bool):
                 raise ValueError(f"field {name}: got {value!r}")
+        if record.error_kind not in (None, *ERROR_KINDS):
+            raise ValueError(f"field error_kind: got {record.error_kind!r}")
         return record
 
 

@@ -248,6 +248,7 @@ def _prepare_output(path: Path, config: GridConfig) -> list[EpisodeRecord]:
     path.parent.mkdir(parents=True, exist_ok=True)
     man_path = path.with_suffix(".manifest.json")
     current = manifest(config)
+    previous: dict[str, Any] | None = None
     if man_path.exists():
         try:
             previous = json.loads(man_path.read_text(encoding="utf-8"))
@@ -257,18 +258,15 @@ def _prepare_output(path: Path, config: GridConfig) -> list[EpisodeRecord]:
                 f"output: {man_path} is unreadable ({type(exc).__name__}); it does not describe "
                 "the results beside it: move both away or use a new output path"
             ) from None
-        changed = sorted(
-            k
-            for k in set(before) | set(_results_config(current["config"]))
-            if before.get(k) != _results_config(current["config"]).get(k)
-        )
+        now = _results_config(current["config"])
+        changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
         if changed:
             raise ConfigError(
                 f"output: {path} holds results of a different grid configuration (changed: "
                 f"{', '.join(changed)}); use a new output path. Only transport settings "
                 f"({', '.join(sorted(TRANSPORT_SETTINGS))}) may change on resume"
             )
-    if not man_path.exists() or previous["config"] != current["config"]:  # new, or transport
+    if previous is None or previous["config"] != current["config"]:  # new, or transport
         atomic_write(man_path, (json.dumps(current, indent=2, sort_keys=True) + "\n").encode())
     if path.exists():
         data = path.read_bytes()
@@ -328,9 +326,8 @@ def _results(
     chunk: int,
 ) -> Iterable[list[EpisodeRecord]]:
     # one episode per work unit by default, so every episode is written as it finishes;
-    # ``chunk`` > 1 (the benchmark's cheap rule agents) trades that for less overhead on
-    # processes and ray
-    chunks = list(_chunks(todo, 1 if backend in ("serial", "thread") else chunk))
+    # ``chunk`` > 1 (the benchmark's cheap rule agents) trades that for less overhead
+    chunks = list(_chunks(todo, 1 if backend == "serial" else chunk))
     if backend == "serial" or not chunks:
         for c in chunks:
             yield run_chunk(c, config, factory)

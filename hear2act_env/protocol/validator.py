@@ -174,8 +174,8 @@ def check_texts(s: Scenario) -> Iterator[str]:
         elif not set(text) <= TEXT_CHARSET:
             bad = sorted(set(text) - TEXT_CHARSET)
             yield f"{where}: characters {bad} outside printable ASCII in {text!r}"
-    if not _values_broken(s) and len(s.options_text()) > OPTIONS_MAX:
-        yield f"options: {len(s.options_text())} characters, expected at most {OPTIONS_MAX}"
+    if not _values_broken(s) and (size := len(s.options_text())) > OPTIONS_MAX:
+        yield f"options: {size} characters, expected at most {OPTIONS_MAX}"
 
 
 def check_metadata(s: Scenario) -> Iterator[str]:

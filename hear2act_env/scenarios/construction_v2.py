@@ -11,9 +11,12 @@ is best or which attributes hold the needs (docs/protocol.md#candidates, "Bank v
   pattern bit; on a distractor, the bit of a need-like membership (a random need's column,
   with the eligible options' bits shuffled), so both kinds of column have the same group sizes
   and the same relation to the opening.
-- **The opening is nobody's twin.** Its value on every open attribute is a level of its side
-  that no other option takes when the side has two or more levels, so "shares values with the
-  opening" says nothing about a role. Violators take random sides and avoid its values too.
+- **Levels shown.** An open attribute shows at most ``SHOWN_LEVELS`` of its levels (a need
+  keeps both sides in about their proportion), so the number of levels says nothing.
+- **The opening stands apart** where its side has two or more other levels: its value there is
+  one no other option takes. On a two-level side everyone, the opening included, shares both.
+- **Best and safe are parted** (``_part_twins``): on a need attribute, where they would share a
+  value, safe trades values with another member of its side; the column's values stay the same.
 - **Within a side, values spread evenly** over a random subset of the side's levels, sized to
   the number of options in that side, so a value's frequency does not tell a side's size.
 - **Favored attribute:** the opening is strictly ahead of all requirement-meeting options;
@@ -154,10 +157,10 @@ def trim_levels(
     n = len(attribute.levels)
     if n <= SHOWN_LEVELS:
         return attribute, {i: i for i in range(n)}
-    good = level_desirability(attribute)
     if satisfied is None:
         keep = _shuffle(rng, range(n))[:SHOWN_LEVELS]
     else:
+        good = level_desirability(attribute)
         sat, unsat = _split(n, satisfied)
         n_sat = round(SHOWN_LEVELS * len(sat) / n)
         n_sat = max(1, SHOWN_LEVELS - len(unsat), min(n_sat, len(sat), SHOWN_LEVELS - 1))
@@ -171,8 +174,6 @@ def trim_levels(
             g = abs(good[s_keep].mean() - good[u_keep].mean())
             if g < gap - 1e-12:
                 keep, gap = s_keep + u_keep, g
-    if len(keep) == len(attribute.levels):
-        return attribute, {i: i for i in range(len(keep))}
     index = {old: new for new, old in enumerate(sorted(keep))}
     needs = []
     for need in attribute.needs:
@@ -213,20 +214,16 @@ def _part_twins(rng: np.random.Generator, column: list[int], bits: list[int]) ->
 
 def _membership(
     rng: np.random.Generator,
-    need_bits: list[list[int]],
+    model_bits: list[int],
+    violators: dict[int, int],
     lean: np.ndarray | None = None,
-    k: int | None = None,
-    violator_p: float = 0.5,
-    violators: dict[int, int] | None = None,
     toward: int | None = None,
 ) -> list[int]:
-    """A distractor's sides: need ``k``'s column (a random need's by default) with the
-    eligible options' bits reassigned, at random or (``lean``, one score per eligible option)
-    giving side ``toward`` (the larger side by default) to the options with the lowest scores
-    (to even out what the table shows)."""
-    if k is None:
-        k = int(rng.random() * 3)
-    column = list(need_bits[k])
+    """A distractor's sides: the imitated need's column (``model_bits``) with the eligible
+    options' bits reassigned, at random or (``lean``, one score per eligible option) giving side
+    ``toward`` (the larger side by default) to the options with the lowest scores (to even out
+    what the table shows), and the violators on the sides given."""
+    column = list(model_bits)
     bits = [column[i] for i in ELIGIBLE]
     if lean is None:
         order = _shuffle(rng, range(len(ELIGIBLE)))
@@ -243,7 +240,7 @@ def _membership(
     for i, b in zip(ELIGIBLE, shuffled):
         column[i] = b
     for v in VIOLATORS:
-        column[v] = int(rng.random() < violator_p) if violators is None else violators[v]
+        column[v] = violators[v]
     return column
 
 
@@ -352,14 +349,13 @@ def assign_values_v2(
                 satisfied,
                 _membership(
                     rng,
-                    need_bits,
+                    need_bits[k],
+                    sides,
                     None if trial % 4 == 0 else leans[trial % 4 - 1],
-                    k,
-                    violators=sides,
-                    toward=towards[trial % 4],
+                    towards[trial % 4],
                 ),
             )
-            cols = [np.asarray(columns[k]) for k in open_keys] + [np.asarray(column)]
+            cols = [*so_far, np.asarray(column)]
             rows = np.stack(cols, axis=1)
             keys = [*open_keys, a.key]
             total = sum(text_len[key][c] for key, c in zip(keys, cols))

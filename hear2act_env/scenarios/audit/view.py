@@ -51,18 +51,13 @@ def _domain_desirability(
     """Per attribute key and level text, the share of the domain's needs on that attribute that
     the level satisfies (None when the domain is not one of the shipped domain files; a
     scenario may show only some of an attribute's levels, so levels are matched by text)."""
+    from hear2act_env.scenarios.construction_v2 import level_desirability
     from hear2act_env.scenarios.domain import domain_files, load_domain
 
     for path in domain_files(folder):
         if path.stem == domain:
             d = load_domain(path)
-            out = {}
-            for a in d.attributes:
-                counts = np.zeros(len(a.levels))
-                for need in a.needs:
-                    counts[list(need.satisfied_by)] += 1
-                out[a.key] = dict(zip(a.levels, counts / max(len(a.needs), 1)))
-            return out
+            return {a.key: dict(zip(a.levels, level_desirability(a))) for a in d.attributes}
     return None
 
 
