@@ -23,10 +23,11 @@ is best or which attributes hold the needs (docs/protocol.md#candidates, "Bank v
   best and the partials draw their levels from one law, and safe alone takes the lowest level
   open to them, so best's favored rank is exchangeable with a partial's (an attacker can spot
   safe, which leaves 1 in 7, not more).
-- **Even tables.** Of several draws, the generator keeps the one whose eligible options are
-  most alike in the counts anyone can take from the table (values shared with the opening,
-  with the violators, with all options, with the eligible ones; modal and unique values). The
-  choice treats every eligible option the same way, whatever its role.
+- **Even tables.** Of several draws per distractor attribute, the one whose eligible options are
+  most alike in the counts anyone can take from the table (``table_spread``) is kept; the
+  generator then keeps, of several whole drawings, the one whose eligible options look most
+  alike in the audit's option counts (``alikeness.option_spread``). Neither choice reads a
+  role: both treat every eligible option the same way.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ across platforms), so the same domain files give the same bytes everywhere.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Literal, TypeVar, get_args
 
@@ -27,10 +27,10 @@ from hear2act_env.protocol.scenario import (
     Scenario,
 )
 from hear2act_env.protocol.validator import validate
+from hear2act_env.scenarios.alikeness import option_spread
 from hear2act_env.scenarios.construction_v2 import (
     ROLE_BITS,
     assign_values_v2,
-    table_spread,
     trim_levels,
 )
 from hear2act_env.scenarios.domain import Domain, DomainAttribute, NeedOption
@@ -53,8 +53,8 @@ def split_of(index: int) -> str:
 
 BankVersion = Literal[1, 2]
 BANK_VERSIONS: tuple[int, ...] = get_args(BankVersion)
-#: v2 tables drawn per profile; the most even one (``construction_v2.table_spread``) is kept.
-V2_DRAWS = 10
+#: v2 drawings per profile; the one whose eligible options look most alike is kept.
+V2_DRAWS = 30
 
 
 def generate_domain(domain: Domain, version: BankVersion = 1) -> list[Scenario]:
@@ -96,36 +96,35 @@ def generate_scenario(domain: Domain, index: int, version: BankVersion = 1) -> S
         Need(level, a.key, o.satisfied_by, o.statement, o.ask_answer, o.hint)
         for level, (a, o) in zip(("L1", "L2", "L3"), need_refs)
     )
+
+    def assemble(roles: list[Role], values: list[list[int]]) -> Scenario:
+        names = _sample(rng, list(domain.names), len(roles))
+        candidates = [Candidate(n, role, tuple(v)) for n, role, v in zip(names, roles, values)]
+        candidates = [candidates[i] for i in _permutation(rng, len(candidates))]
+        template = _pick(rng, domain.request_templates)
+        request = f"{profile.situation} {template.format(requirement=req.phrase)} {fav.phrase}"
+        return Scenario(
+            id=f"{domain.id}-{index + 1:02d}",
+            domain=domain.id,
+            domain_name=domain.name,
+            category=domain.category,
+            sgd_services=domain.sgd_services,
+            split=split_of(index),  # type: ignore[arg-type]
+            persona=_pick(rng, PERSONAS),  # type: ignore[arg-type]
+            context=Context(profile.urgency, profile.budget, profile.expertise, profile.situation),
+            request=request,
+            attributes=tuple(Attribute(a.key, a.label, a.keywords, a.levels) for a in shown),
+            requirement=requirement,
+            favored=favored,
+            needs=needs,
+            candidates=tuple(candidates),
+        )
+
     if version == 1:
         specs = _role_specs(rng)
-        roles = [role for role, _, _ in specs]
         values = _assign_values(rng, shown, specs, requirement, favored, needs)
-    else:
-        roles = [role for role, _ in ROLE_BITS]
-        values = _distinct_v2(rng, shown, requirement, favored, needs)
-    names = _sample(rng, list(domain.names), len(roles))
-    candidates = [Candidate(n, role, tuple(v)) for n, role, v in zip(names, roles, values)]
-    candidates = [candidates[i] for i in _permutation(rng, len(candidates))]
-
-    template = _pick(rng, domain.request_templates)
-    request = f"{profile.situation} {template.format(requirement=req.phrase)} {fav.phrase}"
-    scenario = Scenario(
-        id=f"{domain.id}-{index + 1:02d}",
-        domain=domain.id,
-        domain_name=domain.name,
-        category=domain.category,
-        sgd_services=domain.sgd_services,
-        split=split_of(index),  # type: ignore[arg-type]
-        persona=_pick(rng, PERSONAS),  # type: ignore[arg-type]
-        context=Context(profile.urgency, profile.budget, profile.expertise, profile.situation),
-        request=request,
-        attributes=tuple(Attribute(a.key, a.label, a.keywords, a.levels) for a in shown),
-        requirement=requirement,
-        favored=favored,
-        needs=needs,
-        candidates=tuple(candidates),
-    )
-    return validate(scenario)
+        return validate(assemble([role for role, _, _ in specs], values))
+    return validate(_most_alike_v2(rng, shown, requirement, favored, needs, assemble))
 
 
 def _trim_open(
@@ -173,27 +172,29 @@ def _like_needs(
     return out
 
 
-def _distinct_v2(
+def _most_alike_v2(
     rng: np.random.Generator,
     shown: Sequence[DomainAttribute],
     requirement: Requirement,
     favored: Favored,
     needs: tuple[Need, ...],
-) -> list[list[int]]:
-    fixed = {requirement.attribute, favored.attribute}
-    open_columns = [i for i, a in enumerate(shown) if a.key not in fixed]
-    best: tuple[float, list[list[int]]] | None = None
+    assemble: Callable[[list[Role], list[list[int]]], Scenario],
+) -> Scenario:
+    """Of ``V2_DRAWS`` whole drawings (table, names, order), the one whose eligible options look
+    most alike (``alikeness.option_spread``; it reads no role)."""
+    roles = [role for role, _ in ROLE_BITS]
+    chosen: tuple[float, Scenario] | None = None
     for _ in range(V2_DRAWS):
         rows = assign_values_v2(rng, shown, requirement, favored, needs)
         if len({tuple(r) for r in rows}) != len(rows):
             continue
-        table = np.array(rows)
-        spread = table_spread(table, open_columns)
-        if best is None or spread < best[0]:
-            best = (spread, rows)
-    if best is None:
+        scenario = assemble(roles, rows)
+        spread = option_spread(scenario)
+        if chosen is None or spread < chosen[0]:
+            chosen = (spread, scenario)
+    if chosen is None:
         raise DomainError("could not draw 11 distinct options: add levels to the attributes")
-    return best[1]
+    return chosen[1]
 
 
 def _role_specs(rng: np.random.Generator) -> list[tuple[Role, bool, tuple[int, int, int]]]:

@@ -4,10 +4,10 @@ The shipped bank is still v1 (its audit test is a strict expected failure). Thes
 the v2 work honest until it ships: every v2 domain file passes the v2 rules (needs cover each
 attribute's levels exactly evenly, among others), the 480 scenarios build and validate, open
 attributes show a bounded number of levels whatever they hold, the twin attack and every
-single-option heuristic are within their limits over all 480 scenarios, and need-attribute
-detection stays under a regression bound. What is left, the learned rankers that combine weak
-signals (docs/domains.md, "Bank v2"), is a strict expected failure until the construction
-answers it.
+single-option heuristic and the learned rankers (test split and 5-fold) are within their
+limits, and need-attribute detection stays under a regression bound. What is left, the learned
+need-attribute scorer a little above its limit (docs/domains.md, "Bank v2"), keeps the full
+audit a strict expected failure until the construction answers it.
 """
 
 from __future__ import annotations
@@ -83,9 +83,23 @@ def test_need_attribute_detection_stays_under_its_regression_bound(report_v2):
     assert scorer and all(f.estimate.value <= NEED_SCORER_BOUND for f in scorer)
 
 
+def test_learned_rankers_and_zero_question_play_are_within_the_limit_on_v2(report_v2):
+    figures = [
+        f
+        for f in report_v2.figures
+        if f.group in ("best option", "zero-question play") and "ranker" in f.attacker
+    ]
+    assert {f.scenarios for f in figures} == {"test", "5-fold"}
+    assert all(f.within_limit for f in figures if f.limit is not None), [
+        (f.attacker, f.scenarios, round(f.estimate.value, 3))
+        for f in figures
+        if f.limit is not None and not f.within_limit
+    ]
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="the learned rankers combine weak signals above 0.16 (docs/domains.md, Bank v2)",
+    reason="the learned need-attribute scorer is at 0.52 5-fold, limit 0.51 (docs/domains.md)",
 )
 def test_v2_is_within_every_limit(report_v2):
     assert not report_v2.violations()

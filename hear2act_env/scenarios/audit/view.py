@@ -78,8 +78,11 @@ def desirability(scenario: Scenario, domains: str | None = None) -> np.ndarray:
     return out
 
 
-def view_of(scenario: Scenario, domains: str | None = None) -> tuple[ScenarioView, Truth]:
-    """The visible arrays of ``scenario`` and the truth to score attackers against."""
+def view_of(
+    scenario: Scenario, domains: str | None = None, with_desirability: bool = True
+) -> tuple[ScenarioView, Truth]:
+    """The visible arrays of ``scenario`` and the truth to score attackers against
+    (``with_desirability=False``: zeros instead of the domain files' desirability)."""
     values = np.array([c.values for c in scenario.candidates], dtype=np.int64)
     req = scenario.attribute_index(scenario.requirement.attribute)
     fav = scenario.attribute_index(scenario.favored.attribute)
@@ -99,7 +102,9 @@ def view_of(scenario: Scenario, domains: str | None = None) -> tuple[ScenarioVie
         eligible=eligible,
         favored_rank=rank,
         description_length=np.array([len(scenario.describe(c)) for c in scenario.candidates]),
-        desirability=desirability(scenario, domains),
+        desirability=desirability(scenario, domains)
+        if with_desirability
+        else np.zeros(values.shape, dtype=np.float64),
     )
     needs = tuple(scenario.attribute_index(n.attribute) for n in scenario.needs)
     return view, Truth(best=scenario.role_index(Role.BEST), need_columns=needs)  # type: ignore[arg-type]
