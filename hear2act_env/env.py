@@ -331,24 +331,22 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
         return "\n".join(f"{line}{tag}" for line, tag in self._log) + "\n"
 
     # -- wrapper-facing API --------------------------------------------------------------
-    def lexical_view(self, words_only: bool = False) -> LexicalView:
+    def lexical_view(self) -> LexicalView:
         """What the dialogue has said in words so far (see ``hear2act_env.lexical``).
 
         The option table, the request's requirement and favored direction, the needs the user
         has put into words, the option under discussion, the latest reply's surface class, the
         actions taken and the topics asked. Never the state or an unsaid need.
 
-        ``words_only=True`` (bank v2's view, the default once bank v2 ships): a need known only
-        from its directional hint (L1) gives no satisfying set, only the levels of the options
-        the user turned down with it (``ruled_out``); its satisfying set appears once its
-        statement or answer is spoken. ``False`` keeps version 1's view, where the hint
-        counts as naming the need.
+        Only what the words said: a need known only from its directional hint (L1) gives no
+        satisfying set, only the levels of the options the user turned down with it
+        (``ruled_out``); its satisfying set appears once its statement or answer is spoken.
         """
         engine, scenario = self._engine, self.scenario
         if engine is None or scenario is None:
             raise gym.error.ResetNeeded("call reset() before reading the lexical view")
         index = self._attribute_index
-        said = engine.named if words_only else engine.revealed
+        said = engine.named
         needs = {
             scenario.needs[i].level: (
                 index[scenario.needs[i].attribute],
@@ -357,7 +355,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
             for i in sorted(said)
         }
         ruled_out: dict[str, tuple[int, frozenset[int]]] = {}
-        if words_only and 0 in engine.revealed and 0 not in engine.named:
+        if 0 in engine.revealed and 0 not in engine.named:
             column = index[scenario.needs[0].attribute]
             levels = frozenset(int(self._values[o, column]) for o in engine.hinted)
             ruled_out[scenario.needs[0].level] = (column, levels)

@@ -29,15 +29,14 @@ class StructuredObservation(gym.ObservationWrapper):
       (``lexical.SURFACES``); ``revealed`` (3,): which needs were said; ``asked`` (9,): topics
       asked; ``turn`` (1,): actions taken / budget; ``state`` (only with S): as in the env.
     With ``keep_text=True`` the env's text keys are kept as well (not for SB3).
-    ``words_only=True`` uses the env's words-only lexical view (``Hear2ActEnv.lexical_view``):
-    after the L1 hint alone, ``fit[:, 1]`` is -1 for the options whose L1 value the user turned
-    down and 0 elsewhere, until the need's statement or answer names its satisfying levels.
+    Only what the words said (``Hear2ActEnv.lexical_view``): after the L1 hint alone,
+    ``fit[:, 1]`` is -1 for the options whose L1 value the user turned down and 0 elsewhere,
+    until the need's statement or answer names its satisfying levels.
     """
 
-    def __init__(self, env: gym.Env, keep_text: bool = False, words_only: bool = False) -> None:
+    def __init__(self, env: gym.Env, keep_text: bool = False) -> None:
         super().__init__(env)
         self.keep_text = keep_text
-        self.words_only = words_only
         base = env.observation_space
         assert isinstance(base, spaces.Dict)
         obs: dict[str, spaces.Space[Any]] = {
@@ -57,7 +56,7 @@ class StructuredObservation(gym.ObservationWrapper):
 
     def observation(self, observation: dict[str, Any]) -> dict[str, Any]:
         env = self.env.unwrapped
-        view = env.lexical_view(words_only=self.words_only)  # type: ignore[attr-defined]
+        view = env.lexical_view()  # type: ignore[attr-defined]
         values = view.values
         fit = np.zeros((N_OPTIONS, N_CONSTRAINTS), np.float32)
         pos, sat = view.requirement

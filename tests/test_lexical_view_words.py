@@ -1,7 +1,7 @@
-"""The words-only lexical view says only what the words said (bank v2's view).
+"""The lexical view says only what the words said.
 
 Twin scenarios differ only in L1's satisfying set (by a level no option holds): after the L1
-hint alone, the words-only view must be the same for both; version 1's view is not.
+hint alone, the lexical view (and the structured observation) must be the same for both.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def _twins():
     pytest.skip("no scenario with a free L1 level")
 
 
-def _after_l1_hint(scenario, words_only):
+def _after_l1_hint(scenario):
     env = Hear2ActEnv(scenarios=[scenario])
     env.reset(seed=0)
     option = next(
@@ -39,29 +39,29 @@ def _after_l1_hint(scenario, words_only):
     )
     _, _, _, _, info = env.step(np.array([RECOMMEND, option, 0]))
     assert info["last_turn"]["reply"] == "reject_l1"
-    return env, env.lexical_view(words_only=words_only), option
+    return env, env.lexical_view(), option
 
 
 def _comparable(view):
     return (view.known_needs, view.ruled_out, view.current, view.surface, view.asked)
 
 
-def test_twins_look_the_same_after_the_hint_in_words_only():
+def test_twins_look_the_same_after_the_hint():
     a, b = _twins()
-    (_, va, option), (_, vb, _) = _after_l1_hint(a, True), _after_l1_hint(b, True)
+    (ea, va, option), (eb, vb, _) = _after_l1_hint(a), _after_l1_hint(b)
     assert _comparable(va) == _comparable(vb)
     assert "L1" not in va.known_needs and "L1" in va.ruled_out
     column, levels = va.ruled_out["L1"]
     assert levels == {a.candidates[option].values[column]}
-    # version 1's view gives the satisfying set away, so the twins differ there
-    (_, wa, _), (_, wb, _) = _after_l1_hint(a, False), _after_l1_hint(b, False)
-    assert wa.known_needs["L1"] != wb.known_needs["L1"]
+    oa = StructuredObservation(ea).observation({})
+    ob = StructuredObservation(eb).observation({})
+    assert all(np.array_equal(oa[k], ob[k]) for k in oa)
 
 
 def test_structured_fit_marks_only_the_turned_down_value_until_the_answer():
     a, _ = _twins()
-    env, _, option = _after_l1_hint(a, True)
-    wrapped = StructuredObservation(env, words_only=True)
+    env, _, option = _after_l1_hint(a)
+    wrapped = StructuredObservation(env)
     obs = wrapped.observation({})
     col = a.attribute_index(a.needs[0].attribute)
     values = np.array([c.values[col] for c in a.candidates])
@@ -73,9 +73,3 @@ def test_structured_fit_marks_only_the_turned_down_value_until_the_answer():
     obs = wrapped.observation({})
     sat = set(a.needs[0].satisfied_by)
     assert (obs["fit"][:, 1] == np.where(np.isin(values, list(sat)), 1.0, -1.0)).all()
-
-
-def test_v1_view_is_unchanged_by_default():
-    a, _ = _twins()
-    env, view, _ = _after_l1_hint(a, False)
-    assert env.lexical_view() == view and "L1" in view.known_needs and not view.ruled_out
