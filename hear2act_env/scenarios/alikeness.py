@@ -1,7 +1,7 @@
-"""Which of several whole v2 drawings of a scenario to keep: the one whose eligible options look
+"""Which of several whole drawings of a scenario to keep: the one whose eligible options look
 most alike in everything the audit's attackers count.
 
-The v2 construction (``construction_v2``) leaves ``best`` with small, role-driven regularities:
+The construction (``construction``) leaves ``best`` with small, role-driven regularities:
 it sits on the opening's side of two needs and on safe's side of all three, so on average it
 shares a few more values with them than an option that meets fewer needs does. Each is far too
 weak for one heuristic to use, but the audit's learned rankers add them up. Drawing a profile's
@@ -21,7 +21,7 @@ from hear2act_env.scenarios.audit.view import view_of
 __all__ = ["ALIKE_FEATURES", "NOT_JUDGED", "option_spread"]
 
 #: Option features a drawing is not judged by: rank, position and length are left to the
-#: construction itself, and the domain-knowledge counts are even by the v2 domain rules.
+#: construction itself, and the domain-knowledge counts are even by the domain rules (``hiding``).
 NOT_JUDGED: tuple[str, ...] = (
     "favored_rank",
     "position",

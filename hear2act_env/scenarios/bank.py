@@ -19,9 +19,9 @@ from hear2act_env.errors import Hear2ActError, ScenarioError
 from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.protocol.validator import problems
 
-#: Version of the shipped bank, recorded in every run manifest (and RL model config): 1, the
-#: first release (whose option lists give the answer away, README "Audit"); bank v2 is staged.
-BANK_VERSION = 1
+#: Version of the shipped bank, recorded in every run manifest (and RL model config): 2, whose
+#: option lists pass the audit of README "Audit" (version 1's gave the answer away).
+BANK_VERSION = 2
 DATA = Path(__file__).parent / "data"
 BANK_PATH = DATA / "bank.jsonl"
 CHECKSUM_PATH = DATA / "bank.sha256"
@@ -33,14 +33,13 @@ def dumps_bank(scenarios: Iterable[Scenario]) -> bytes:
     return ("\n".join(lines) + "\n").encode("ascii")
 
 
-def build_bank(domain_folder: str | Path | None = None, version: int = 1) -> list[Scenario]:
-    """Generate every scenario from the domain files (sorted by domain id) with the bank
-    construction ``version``."""
+def build_bank(domain_folder: str | Path | None = None) -> list[Scenario]:
+    """Generate every scenario from the domain files (sorted by domain id)."""
     from hear2act_env.scenarios.domain import domain_files, load_domain
     from hear2act_env.scenarios.generator import generate_domain
 
     domains = sorted((load_domain(p) for p in domain_files(domain_folder)), key=lambda d: d.id)
-    return [s for d in domains for s in generate_domain(d, version)]  # type: ignore[arg-type]
+    return [s for d in domains for s in generate_domain(d)]
 
 
 def write_bank(scenarios: Sequence[Scenario], folder: Path = DATA) -> str:

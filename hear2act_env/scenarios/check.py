@@ -1,7 +1,9 @@
 """Check domain files: ``python -m hear2act_env.scenarios.check FILE [FILE ...] [--show]``.
 
-Runs the domain's structural and text checks, generates its 10 scenarios through the
+Runs the domain's structural, text and hiding checks (``hiding``: sentences shared word for
+word with another file of the same folders included), generates its 10 scenarios through the
 validator and the scenario text checks, and prints one line per domain (or every problem).
+``--semantic`` adds, for information, how much the situations point at the needs (MiniLM).
 """
 
 from __future__ import annotations
@@ -13,17 +15,18 @@ from pathlib import Path
 from hear2act_env.errors import Hear2ActError
 from hear2act_env.scenarios.domain import Domain, domain_problems, load_domain
 from hear2act_env.scenarios.generator import generate_domain
-from hear2act_env.scenarios.quality import domain_text_problems, scenario_text_problems, sgd_slots
-from hear2act_env.scenarios.quality_v2 import (
+from hear2act_env.scenarios.hiding import (
     cross_domain_duplicates,
-    domain_v2_problems,
+    domain_hiding_problems,
     situation_need_similarity,
 )
+from hear2act_env.scenarios.quality import domain_text_problems, scenario_text_problems, sgd_slots
 
 
 def check_domain(domain: Domain) -> list[str]:
     """Every problem found in ``domain`` and the scenarios it generates."""
     found = domain_problems(domain, sgd_slots()) + domain_text_problems(domain)
+    found += domain_hiding_problems(domain)
     if found:
         return found
     try:
@@ -38,15 +41,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--show", action="store_true", help="print the first generated scenario")
     parser.add_argument(
-        "--v2",
+        "--semantic",
         action="store_true",
-        help="also apply the bank v2 domain rules (quality_v2), cross-domain duplicates "
-        "against every other file in the same folders",
+        help="also print how much the situations point at the needs (MiniLM; information)",
     )
     args = parser.parse_args(argv)
-    failed = 0
-    if args.v2:
-        failed += _check_cross_domain(args.files)
+    failed = _check_cross_domain(args.files)
     for path in args.files:
         try:
             domain = load_domain(path)
@@ -55,8 +55,7 @@ def main(argv: list[str] | None = None) -> int:
             failed += 1
             continue
         found = check_domain(domain)
-        if args.v2:
-            found += domain_v2_problems(domain)
+        if args.semantic:
             _print_semantic(domain)
         triples = {tuple(r.split(":")[0] for r in p.needs) for p in domain.profiles}
         if found:

@@ -1,11 +1,10 @@
-"""The v2 generator keeps, of several drawings, the one whose eligible options look most alike.
+"""The generator keeps, of several drawings, the one whose eligible options look most alike.
 That choice must read no role: relabelling which eligible option is best leaves the measure
 unchanged, so the selection cannot make best stand out (or hide in a way an attacker learns)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -14,13 +13,11 @@ from hear2act_env.scenarios import generator
 from hear2act_env.scenarios.alikeness import option_spread
 from hear2act_env.scenarios.domain import domain_files, load_domain
 
-V2 = Path(__file__).resolve().parents[2] / "hear2act_env" / "scenarios" / "domains_v2"
-
 
 @pytest.fixture(scope="module")
 def scenario():
-    domain = load_domain(domain_files(V2)[0])
-    return generator.generate_scenario(domain, 0, version=2)
+    domain = load_domain(domain_files()[0])
+    return generator.generate_scenario(domain, 0)
 
 
 def _swap_roles(scenario, a: int, b: int):
@@ -62,7 +59,7 @@ def test_option_spread_sees_the_values(scenario):
 def test_the_generator_keeps_the_most_alike_of_its_drawings(monkeypatch):
     """With one drawing the kept scenario is that drawing; with more, the kept one is never
     less alike than the first drawing."""
-    domain = load_domain(domain_files(V2)[0])
+    domain = load_domain(domain_files()[0])
     spreads = []
     real = generator.option_spread
 
@@ -71,6 +68,6 @@ def test_the_generator_keeps_the_most_alike_of_its_drawings(monkeypatch):
         return spreads[-1]
 
     monkeypatch.setattr(generator, "option_spread", spy)
-    kept = generator.generate_scenario(domain, 3, version=2)
+    kept = generator.generate_scenario(domain, 3)
     assert len(spreads) >= 2
     assert real(kept) == pytest.approx(min(spreads))

@@ -1,6 +1,8 @@
 """The scenario audit: its attackers find planted leaks, its decision rule is the documented
-one, and the shipped bank is held to the limits of bank v2 (strict xfail while the shipped bank
-is v1)."""
+one, and the shipped bank is held to its limits: every best-option attacker, zero-question
+play and the semantic attacker within; the learned need-attribute scorer, a little above its
+limit (docs/domains.md), under a regression bound and the full audit a strict expected
+failure until the construction answers it."""
 
 from __future__ import annotations
 
@@ -49,18 +51,46 @@ def test_zero_question_play_confirms_the_rankers_pick(shipped_report):
     assert play.estimate.value == pytest.approx(ranker)
 
 
+#: Where the learned need-attribute scorer stands (0.524 5-fold against a limit of 0.512).
+NEED_SCORER_BOUND = 0.53
+TWIN = ("shared with last on favored", "shared with closest ahead")
+
+
+def _unexplained(report):
+    """Violations other than the learned need-attribute scorer's."""
+    return [
+        (f.attacker, f.scenarios, round(f.estimate.value, 3))
+        for f in report.violations()
+        if not (f.group == "need attributes" and "learned" in f.attacker)
+    ]
+
+
+def test_shipped_bank_best_option_play_and_semantic_figures_are_within(shipped_report):
+    best = [f for f in shipped_report.figures if f.group == "best option"]
+    assert {f.attacker for f in best} >= {f"most {t}" for t in TWIN}
+    rankers = [f for f in best if "ranker" in f.attacker]
+    assert {f.scenarios for f in rankers} == {"test", "5-fold"}
+    assert _unexplained(shipped_report) == []
+    # over all 480 scenarios (and 5-fold) the point estimates themselves are within
+    wide = [f for f in best if f.scenarios != "test"]
+    assert wide and all(f.point_within_limit for f in wide)
+
+
+def test_need_attribute_detection_stays_under_its_regression_bound(shipped_report):
+    scorer = [
+        f
+        for f in shipped_report.figures
+        if f.group == "need attributes" and "learned" in f.attacker
+    ]
+    assert scorer and all(f.estimate.value <= NEED_SCORER_BOUND for f in scorer)
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="the shipped bank is v1, whose option lists give the answer away (issue: Scenario "
-    "bank v2); this test must pass once bank v2 ships",
+    reason="the learned need-attribute scorer is at 0.524 5-fold, limit 0.512 (docs/domains.md)",
 )
-def test_shipped_bank_is_within_the_limits(shipped_report):
-    assert not shipped_report.violations(), [
-        (f.attacker, f.scenarios, round(f.estimate.value, 3)) for f in shipped_report.violations()
-    ]
-    # over all 480 scenarios (and 5-fold) the point estimates themselves are within
-    wide = [f for f in shipped_report.figures if f.scenarios != "test"]
-    assert wide and all(f.point_within_limit for f in wide)
+def test_shipped_bank_is_within_every_limit(shipped_report):
+    assert not shipped_report.violations()
 
 
 def _fig(scenarios: str, value: float, low: float, high: float, limit: float = 0.16):

@@ -20,7 +20,7 @@ Prior-only attackers are played against a bank and scored with 95% scenario-boot
 - **semantic**: all-MiniLM-L6-v2 similarity between the request and each open attribute: the
   share of its top three that are needs, and whether its top one is L1, against chance.
 
-``limits`` are the acceptance limits of bank v2 (the README); ``AuditReport.violations()``
+``limits`` are the acceptance limits of the bank (the README); ``AuditReport.violations()``
 lists the figures above them.
 """
 

@@ -51,7 +51,7 @@ def _domain_desirability(
     """Per attribute key and level text, the share of the domain's needs on that attribute that
     the level satisfies (None when the domain is not one of the shipped domain files; a
     scenario may show only some of an attribute's levels, so levels are matched by text)."""
-    from hear2act_env.scenarios.construction_v2 import level_desirability
+    from hear2act_env.scenarios.construction import level_desirability
     from hear2act_env.scenarios.domain import domain_files, load_domain
 
     for path in domain_files(folder):

@@ -1,9 +1,9 @@
-"""Bank v2 option values: a table from which nothing visible tells ``best`` apart.
+"""Option values: a table from which nothing visible tells ``best`` apart.
 
 The 11 options keep the paper's roles (best and safe r111, attractive r110 = the opening, six
 partials, two violators). What changes is how their values are drawn, so that an agent that
 reads the request and the option list but never asks learns nothing about which eligible option
-is best or which attributes hold the needs (docs/protocol.md#candidates, "Bank v2"):
+is best or which attributes hold the needs (docs/domains.md, "How the option values are drawn"):
 
 - **Every open attribute is a split.** A need attribute splits its levels into the need's
   satisfying and other levels; a distractor gets the split of one of its own catalog needs (a
@@ -41,7 +41,7 @@ from hear2act_env.errors import DomainError
 from hear2act_env.protocol.scenario import Favored, Need, Requirement, Role
 from hear2act_env.scenarios.domain import DomainAttribute
 
-__all__ = ["ROLE_BITS", "SHOWN_LEVELS", "assign_values_v2", "table_spread", "trim_levels"]
+__all__ = ["ROLE_BITS", "SHOWN_LEVELS", "assign_values", "table_spread", "trim_levels"]
 
 _PARTIAL_BITS = ((0, 0, 0), (0, 0, 1), (0, 1, 0), (0, 1, 1), (1, 0, 0), (1, 0, 1))
 #: Construction order of the 11 options: (role, need bits); violators' bits are drawn.
@@ -272,7 +272,7 @@ def _favored_column(
     return column
 
 
-def assign_values_v2(
+def assign_values(
     rng: np.random.Generator,
     shown: Sequence[DomainAttribute],
     requirement: Requirement,

@@ -1,5 +1,5 @@
-"""The domain rules of bank v2 (on top of every v1 check): what a domain file must hold so that
-the visible text of its scenarios cannot give the answer away (docs/domains.md, "Bank v2").
+"""The hiding rules (on top of the structural and text checks): what a domain file must hold so
+that the visible text of its scenarios cannot give the answer away (docs/domains.md).
 
 - every attribute can hold hidden needs (at least two: any attribute that is not a profile's
   requirement or favored attribute may be shown as a need or a distractor), so a need
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from hear2act_env.scenarios.domain import Domain
 from hear2act_env.scenarios.quality import mentions, sentences
 
-__all__ = ["COMPANION_WORDS", "cross_domain_duplicates", "domain_v2_problems"]
+__all__ = ["COMPANION_WORDS", "cross_domain_duplicates", "domain_hiding_problems"]
 
 MIN_NEEDS_PER_ATTRIBUTE = 2
 #: Words that put companions into a need's text (whole words, case-insensitive).
@@ -72,8 +72,8 @@ def cross_domain_duplicates(domains: Sequence[Domain]) -> list[str]:
     return out
 
 
-def domain_v2_problems(d: Domain) -> list[str]:
-    """The v2 rules that one domain file can be checked against on its own."""
+def domain_hiding_problems(d: Domain) -> list[str]:
+    """The hiding rules that one domain file can be checked against on its own."""
     out: list[str] = []
     for a in d.attributes:
         where = f"domain {d.id}: attributes[{a.key}]"
