@@ -15,6 +15,10 @@ from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.scenarios.domain import Domain, DomainAttribute, NeedOption
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+#: Levels that give one person's gender: a domain with such an attribute describes people.
+PERSON_GENDER_LEVELS = frozenset({"woman", "man", "nonbinary", "female", "male"})
+#: An option name that gives no first name: a title or an initial, then the surname.
+_NAME_WITHOUT_FIRST_NAME = re.compile(r"^(Dr\.|[A-Z]\.) [A-Z]")
 
 
 @functools.cache
@@ -94,6 +98,7 @@ def domain_text_problems(d: Domain) -> list[str]:
     for a in d.attributes:
         for option in a.needs:
             out.extend(_need_option_problems(d, a, option))
+    out.extend(_name_gender_problems(d))
     for i, p in enumerate(d.profiles):
         for ref in p.needs:
             try:
@@ -126,6 +131,21 @@ def domain_text_problems(d: Domain) -> list[str]:
                 )
         del req_attr
     return out
+
+
+def _name_gender_problems(d: Domain) -> list[str]:
+    """Where an attribute gives a person's gender, a first name would contradict it for some
+    options ("Amelia" listed as a man): names then start with a title or an initial."""
+    gendered = [a.key for a in d.attributes if PERSON_GENDER_LEVELS & set(a.levels)]
+    if not gendered:
+        return []
+    return [
+        f"domain {d.id}: names[{i}] {name!r}: attribute {gendered[0]!r} gives the person's "
+        "gender, so a name must not carry a first name (expected a title or an initial, then "
+        "the surname, e.g. 'Dr. Raman' or 'R. Alston, LCSW')"
+        for i, name in enumerate(d.names)
+        if not _NAME_WITHOUT_FIRST_NAME.match(name)
+    ]
 
 
 def _need_option_problems(d: Domain, a: DomainAttribute, o: NeedOption) -> list[str]:
