@@ -8,9 +8,11 @@ is best or which attributes hold the needs (docs/domains.md, "How the option val
 - **Every open attribute is a split.** A need attribute splits its levels into the need's
   satisfying and other levels; a distractor gets the split of one of its own catalog needs (a
   decoy the user does not have). Each option sits in one side of each split: on a need, its
-  pattern bit; on a distractor, the bit of a need-like membership (a random need's column,
-  with the eligible options' bits shuffled), so both kinds of column have the same group sizes
-  and the same relation to the opening.
+  pattern bit; on a distractor, the bit of a need-like membership (the column of the need it
+  imitates, with the eligible options' bits shuffled), so both kinds of column have the same
+  group sizes and the same relation to the opening. Which need each distractor imitates is
+  balanced (``imitated_needs``): one open column in three has the opening on its unmet side,
+  as L3 has.
 - **Levels shown.** An open attribute shows at most ``SHOWN_LEVELS`` of its levels (a need
   keeps both sides in about their proportion), so the number of levels says nothing.
 - **The opening stands apart** where its side has two or more other levels: its value there is
@@ -41,7 +43,14 @@ from hear2act_env.errors import DomainError
 from hear2act_env.protocol.scenario import Favored, Need, Requirement, Role
 from hear2act_env.scenarios.domain import DomainAttribute
 
-__all__ = ["ROLE_BITS", "SHOWN_LEVELS", "assign_values", "table_spread", "trim_levels"]
+__all__ = [
+    "ROLE_BITS",
+    "SHOWN_LEVELS",
+    "assign_values",
+    "imitated_needs",
+    "table_spread",
+    "trim_levels",
+]
 
 _PARTIAL_BITS = ((0, 0, 0), (0, 0, 1), (0, 1, 0), (0, 1, 1), (1, 0, 0), (1, 0, 1))
 #: Construction order of the 11 options: (role, need bits); violators' bits are drawn.
@@ -314,6 +323,7 @@ def assign_values(
     # distractors one by one: of a few need-like draws, the one that keeps the eligible
     # options most alike in what the table shows (greedy compensation)
     open_keys = [n.attribute for n in needs]
+    imitated = iter(imitated_needs(rng, sum(a.key not in columns for a in shown)))
     text_len = {a.key: np.array([len(level) for level in a.levels], float) for a in shown}
     desir = {a.key: level_desirability(a) for a in shown}
     for a in shown:
@@ -326,7 +336,7 @@ def assign_values(
         leans = (_eligible_sharing(so_far), _opening_sharing(so_far), held)
         # the need it imitates and its sides are fixed before the draws, so that keeping the
         # most even draw cannot make distractors differ from needs in how their sides look
-        k = int(rng.random() * 3)
+        k = next(imitated)
         opening_bit = need_bits[k][OPENING]
         model = needs[k]
         side = len(model.satisfied_by)
@@ -372,6 +382,22 @@ def assign_values(
         columns[a.key] = best[1]
         open_keys.append(a.key)
     return [[columns[a.key][i] for a in shown] for i in range(len(ROLE_BITS))]
+
+
+def imitated_needs(rng: np.random.Generator, distractors: int) -> list[int]:
+    """Which need (0, 1, 2 = L1, L2, L3) each distractor imitates, in shown order.
+
+    Every column shows which of its sides the opening is on, and the opening meets L1 and L2
+    but not L3. Of the ``n_open = distractors + 3`` open columns, ``round(n_open / 3)`` should
+    then be of the L3 kind (the opening on the unmet side), so that a column of either kind is
+    a need with about the same chance (3 in ``n_open``): ``round(n_open / 3) - 1`` distractors
+    imitate L3, the others L1 or L2 at random, in a random order. Drawn one in three each,
+    many scenarios had no distractor of the L3 kind, and their one such column was surely a
+    need (docs/domains.md, "Distractors imitate needs").
+    """
+    n_l3 = max(0, min(distractors, round((distractors + 3) / 3) - 1))
+    kinds = [2] * n_l3 + [int(rng.random() * 2) for _ in range(distractors - n_l3)]
+    return _shuffle(rng, kinds)
 
 
 def level_desirability(a: DomainAttribute) -> np.ndarray:

@@ -1,8 +1,8 @@
 """The scenario audit: its attackers find planted leaks, its decision rule is the documented
 one, and the shipped bank is held to its limits: every best-option attacker, zero-question
-play and the semantic attacker within; the learned need-attribute scorer, a little above its
-limit (docs/domains.md), under a regression bound and the full audit a strict expected
-failure until the construction answers it."""
+play, the semantic attacker and the linear need-attribute scorer within; the quadratic
+need-attribute scorer, above its limit (docs/domains.md), under a regression bound and the full
+audit a strict expected failure until the construction answers it."""
 
 from __future__ import annotations
 
@@ -51,17 +51,18 @@ def test_zero_question_play_confirms_the_rankers_pick(shipped_report):
     assert play.estimate.value == pytest.approx(ranker)
 
 
-#: Where the learned need-attribute scorer stands (0.524 5-fold against a limit of 0.512).
-NEED_SCORER_BOUND = 0.53
+#: Where the quadratic need-attribute scorer stands (0.535 5-fold against a limit of 0.512).
+NEED_SCORER_BOUND = 0.55
+QUADRATIC_NEED_SCORER = "learned scorer (quadratic)"
 TWIN = ("shared with last on favored", "shared with closest ahead")
 
 
 def _unexplained(report):
-    """Violations other than the learned need-attribute scorer's."""
+    """Violations other than the quadratic need-attribute scorer's."""
     return [
         (f.attacker, f.scenarios, round(f.estimate.value, 3))
         for f in report.violations()
-        if not (f.group == "need attributes" and "learned" in f.attacker)
+        if not (f.group == "need attributes" and f.attacker == QUADRATIC_NEED_SCORER)
     ]
 
 
@@ -76,18 +77,18 @@ def test_shipped_bank_best_option_play_and_semantic_figures_are_within(shipped_r
     assert wide and all(f.point_within_limit for f in wide)
 
 
-def test_need_attribute_detection_stays_under_its_regression_bound(shipped_report):
-    scorer = [
-        f
-        for f in shipped_report.figures
-        if f.group == "need attributes" and "learned" in f.attacker
-    ]
-    assert scorer and all(f.estimate.value <= NEED_SCORER_BOUND for f in scorer)
+def test_need_attribute_detection_is_within_or_under_its_regression_bound(shipped_report):
+    need = [f for f in shipped_report.figures if f.group == "need attributes"]
+    linear = [f for f in need if f.attacker == "learned scorer"]
+    quadratic = [f for f in need if f.attacker == QUADRATIC_NEED_SCORER]
+    assert {f.scenarios for f in linear} == {f.scenarios for f in quadratic} == {"test", "5-fold"}
+    assert all(f.within_limit for f in linear), linear
+    assert all(f.estimate.value <= NEED_SCORER_BOUND for f in quadratic), quadratic
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="the learned need-attribute scorer is at 0.524 5-fold, limit 0.512 (docs/domains.md)",
+    reason="the quadratic need-attribute scorer is at 0.535 5-fold, limit 0.512 (docs/domains.md)",
 )
 def test_shipped_bank_is_within_every_limit(shipped_report):
     assert not shipped_report.violations()
@@ -194,3 +195,27 @@ def test_cli_audit_of_a_missing_or_malformed_file_is_a_named_error(tmp_path, cap
     assert main(["scenarios", "audit", str(path), "--no-semantic", "--no-play"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("hear2act: error:") and "Traceback" not in err
+
+
+def test_the_quadratic_need_scorer_reads_a_signal_the_linear_one_cannot():
+    """Need columns marked only by an interaction (two features with the same sign): the linear
+    scorer stays near chance, the quadratic one (an audit need scorer) finds them."""
+    from hear2act_env.scenarios.audit import NEED_SCORERS
+    from hear2act_env.scenarios.audit.attackers import cross_validated_scores, top_k_hits
+
+    rng = np.random.default_rng(0)
+    features, targets = [], []
+    for _ in range(400):
+        x = rng.normal(size=(7, 2))
+        x[:, 0] = np.abs(x[:, 0]) * rng.choice([-1.0, 1.0], size=7)
+        needs = list(rng.choice(7, size=3, replace=False))
+        for j in range(7):  # needs: same signs; the others: opposite signs
+            x[j, 1] = np.abs(x[j, 1]) * np.sign(x[j, 0]) * (1 if j in needs else -1)
+        features.append(x)
+        targets.append(needs)
+    hits = {}
+    for label, kw in NEED_SCORERS:
+        scores = cross_validated_scores(features, targets, 5, 0, **kw)
+        hits[label] = np.mean([top_k_hits(s, t, 3) for s, t in zip(scores, targets)])
+    assert hits["learned scorer"] < 3 / 7 + 0.08
+    assert hits["learned scorer (quadratic)"] > 0.7

@@ -1,12 +1,15 @@
 """The shipped domain files and bank keep the needs hidden: every domain file passes the hiding
 rules (needs cover each attribute's levels exactly evenly, among others; no sentence shared
 word for word across domains), and open attributes show a bounded number of levels whatever
-they hold. The audit's limits are enforced in ``test_audit.py``."""
+they hold; distractors imitate the needs' kinds in the right proportion. The audit's limits are enforced in ``test_audit.py``."""
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 from hear2act_env.scenarios.bank import load_bank
-from hear2act_env.scenarios.construction import SHOWN_LEVELS
+from hear2act_env.scenarios.construction import SHOWN_LEVELS, imitated_needs
 from hear2act_env.scenarios.domain import domain_files, load_domain
 from hear2act_env.scenarios.hiding import cross_domain_duplicates, domain_hiding_problems
 
@@ -29,3 +32,17 @@ def test_open_attributes_show_at_most_the_shown_levels():
         for need in s.needs:
             levels = s.attributes[s.attribute_index(need.attribute)].levels
             assert 0 < len(need.satisfied_by) < len(levels), (s.id, need.level)
+
+
+@pytest.mark.parametrize("distractors", [3, 4])
+def test_one_open_column_in_three_is_of_the_l3_kind(distractors):
+    """The opening is on the unmet side of L3 only; with ``distractors + 3`` open columns, one
+    distractor (3 or 4 of them) imitates L3 so that a column of that kind is a need as often as
+    a column of the other kind, and where it stands in the order is random."""
+    places = set()
+    for seed in range(200):
+        kinds = imitated_needs(np.random.default_rng(seed), distractors)
+        assert len(kinds) == distractors and kinds.count(2) == 1, kinds
+        assert set(kinds) - {2} <= {0, 1}
+        places.add(kinds.index(2))
+    assert places == set(range(distractors))

@@ -15,7 +15,7 @@ Prior-only attackers are played against a bank and scored with 95% scenario-boot
   limit: each rejection is feedback the agent paid a turn for, and L1-violating options are
   half of the eligible ones by construction, so its floor is 1 in 4.)
 - **need attributes**: which attributes hold the hidden needs, from value statistics alone
-  (heuristics and a learned scorer); the share of the three top-scored attributes that are
+  (heuristics, a linear and a quadratic learned scorer); the share of the three top-scored attributes that are
   needs, against chance (3 of the open attributes).
 - **semantic**: all-MiniLM-L6-v2 similarity between the request and each open attribute: the
   share of its top three that are needs, and whether its top one is L1, against chance.
@@ -61,6 +61,13 @@ BEST_LIMIT = 0.16
 #: Need-attribute and semantic attackers at most chance plus this.
 MARGIN = 0.05
 FOLDS = 5
+#: The learned need-attribute scorers: a linear one and, stronger, a quadratic one (pairwise
+#: products of the column features: a column's level count read together with how many options
+#: share the opening's value, say).
+NEED_SCORERS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("learned scorer", {}),
+    ("learned scorer (quadratic)", {"quadratic": True, "l2": 3e-2}),
+)
 
 
 @dataclass(frozen=True)
@@ -292,24 +299,21 @@ class _Audit:
                         self._chance(mask, chance),
                         self._chance(mask, chance) + MARGIN,
                     )
-        if self.train.any() and self.test.any():
-            idx = np.flatnonzero(self.train)
-            model = ConditionalLogit().fit([cols[i] for i in idx], [targets[i] for i in idx])
-            test_idx = np.flatnonzero(self.test)
-            hits = [top_k_hits(model.scores(cols[i]), targets[i], 3) for i in test_idx]
-            self.add(
-                "need attributes",
-                "learned scorer",
-                "test",
-                hits,
-                self._chance(self.test, chance),
-                self._chance(self.test, chance) + MARGIN,
-            )
-        if len(self.views) >= 2 * FOLDS:
-            scores = cross_validated_scores(cols, targets, FOLDS, self.seed)
-            hits = [top_k_hits(s, t, 3) for s, t in zip(scores, targets)]
-            c = float(np.mean(chance))
-            self.add("need attributes", "learned scorer", "5-fold", hits, c, c + MARGIN)
+        for label, kw in NEED_SCORERS:
+            if self.train.any() and self.test.any():
+                idx = np.flatnonzero(self.train)
+                model = ConditionalLogit(**kw).fit(
+                    [cols[i] for i in idx], [targets[i] for i in idx]
+                )
+                test_idx = np.flatnonzero(self.test)
+                hits = [top_k_hits(model.scores(cols[i]), targets[i], 3) for i in test_idx]
+                c = self._chance(self.test, chance)
+                self.add("need attributes", label, "test", hits, c, c + MARGIN)
+            if len(self.views) >= 2 * FOLDS:
+                scores = cross_validated_scores(cols, targets, FOLDS, self.seed, **kw)
+                hits = [top_k_hits(s, t, 3) for s, t in zip(scores, targets)]
+                c = float(np.mean(chance))
+                self.add("need attributes", label, "5-fold", hits, c, c + MARGIN)
 
     # -- semantic ------------------------------------------------------------------------
     def semantic(self) -> None:
