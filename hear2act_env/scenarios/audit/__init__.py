@@ -15,8 +15,8 @@ Prior-only attackers are played against a bank and scored with 95% scenario-boot
   limit: each rejection is feedback the agent paid a turn for, and L1-violating options are
   half of the eligible ones by construction, so its floor is 1 in 4.)
 - **need attributes**: which attributes hold the hidden needs, from value statistics alone
-  (heuristics, a linear and a quadratic learned scorer); the share of the three top-scored attributes that are
-  needs, against chance (3 of the open attributes).
+  (heuristics, a linear and a quadratic learned scorer); the share of the three top-scored
+  attributes that are needs, against chance (3 of the open attributes).
 - **semantic**: all-MiniLM-L6-v2 similarity between the request and each open attribute: the
   share of its top three that are needs, and whether its top one is L1, against chance.
 
