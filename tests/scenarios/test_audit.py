@@ -219,3 +219,18 @@ def test_the_quadratic_need_scorer_reads_a_signal_the_linear_one_cannot():
         hits[label] = np.mean([top_k_hits(s, t, 3) for s, t in zip(scores, targets)])
     assert hits["learned scorer"] < 3 / 7 + 0.08
     assert hits["learned scorer (quadratic)"] > 0.7
+
+
+@pytest.mark.parametrize("split, n", [("test", 3), ("test", 12), ("train", 12)])
+def test_small_or_one_split_files_audit_without_the_figures_they_cannot_support(split, n):
+    """A user's file may be tiny or hold one split: the learned scorers report only what can
+    be computed (train -> test needs both splits, 5-fold needs 10 scenarios)."""
+    subset = [s for s in load_bank() if s.split == split][:n]
+    report = run_audit(subset, semantic=False, play=False)
+    learned = {(f.attacker, f.scenarios) for f in report.figures if "learned" in f.attacker}
+    expected = (
+        {("learned scorer", "5-fold"), ("learned scorer (quadratic)", "5-fold")}
+        if n >= 10
+        else set()
+    )
+    assert learned == expected
