@@ -97,9 +97,13 @@ def shared(key: tuple, factory) -> Any:
 
 def generation_settings(backend: Any) -> dict[str, Any]:
     """The settings of a local ``transformers`` backend that determine its replies."""
-    return {
+    out = {
         "temperature": backend.temperature,
         "top_p": backend.top_p,
         "max_new_tokens": backend.max_new_tokens,
         "dtype": backend.dtype,
     }
+    template_kwargs = getattr(backend, "chat_template_kwargs", None)
+    if template_kwargs:  # only when set: earlier cache entries keep their keys
+        out["chat_template_kwargs"] = template_kwargs
+    return out

@@ -23,7 +23,17 @@ from hear2act_agents.baselines import BASELINES
 from hear2act_env.errors import ConfigError
 from hear2act_env.policy import Policy, check_policy
 
-__all__ = ["AGENT_KINDS", "BASELINES", "AgentFactory", "AgentKind", "agent_kind", "make_agent"]
+__all__ = [
+    "AGENT_KINDS",
+    "BASELINES",
+    "PERCEIVER_LABELS",
+    "AgentFactory",
+    "AgentKind",
+    "agent_kind",
+    "make_agent",
+    "perceiver_label",
+    "split_label",
+]
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,33 @@ AGENT_KINDS: dict[str, AgentKind] = {
     "ppo": AgentKind(_RL, False, "ppo:PATH, a trained RL run folder or shipped model name"),
     "maskable-ppo": AgentKind(_RL, False, "maskable-ppo:PATH, the same as ppo:PATH"),
 }
+
+
+#: The label a first stage adds to an LLM agent's name in results (``openai:M+stage1-text``),
+#: by the kind of ``perceiver`` setting: the model's own audio first stage (T+S-hat), its
+#: transcript-only control, the reference prosody classifier, an emotion recognizer.
+PERCEIVER_LABELS = {
+    "self": "stage1",
+    "self-text": "stage1-text",
+    "prosody": "prosody",
+    "affect": "affect",
+}
+
+
+def perceiver_label(perceiver: Any) -> str | None:
+    """The name label of a ``perceiver`` setting (None for none or a custom object)."""
+    if not isinstance(perceiver, str) or not perceiver:
+        return None
+    return PERCEIVER_LABELS.get(perceiver.partition(":")[0] if ":" in perceiver else perceiver)
+
+
+def split_label(name: str) -> tuple[str, str | None]:
+    """``"openai:M+stage1-text"`` -> ``("openai:M", "stage1-text")``; names without a known
+    label come back whole."""
+    spec, sep, label = name.rpartition("+")
+    if sep and spec and label in PERCEIVER_LABELS.values():
+        return spec, label
+    return name, None
 
 
 def _known() -> list[str]:
@@ -96,13 +133,21 @@ class AgentFactory:
     """A picklable ``spec -> Policy`` factory for the runner.
 
     ``settings`` reach the kinds that take settings (LLM agents) and no others, so one grid can
-    hold an LLM agent and baselines; ``allow_clarify`` reaches every agent.
+    hold an LLM agent and baselines; ``allow_clarify`` reaches every agent. A grid name may
+    carry its first stage's label (``openai:M+stage1-text``, see ``PERCEIVER_LABELS``), which
+    must match the ``perceiver`` setting.
     """
 
     settings: dict[str, Any] = field(default_factory=dict)
     allow_clarify: bool = True
 
-    def __call__(self, spec: str) -> Policy:
+    def __call__(self, name: str) -> Policy:
+        spec, label = split_label(name)
         _, kind = agent_kind(spec)
         settings = self.settings if kind.takes_settings else {}
+        if label is not None and label != perceiver_label(settings.get("perceiver")):
+            raise ConfigError(
+                f"agent {name!r}: its label {label!r} does not match the perceiver setting "
+                f"{settings.get('perceiver')!r}"
+            )
         return make_agent(spec, allow_clarify=self.allow_clarify, **settings)

@@ -22,6 +22,8 @@ class Policy(Protocol):
     ``stats`` is optional: subclass ``Policy`` (``class MyAgent(Policy): ...``) to inherit its
     default, or leave it out of a duck-typed class (``agent_stats`` then gives ``{}``). The
     runner checks the required members with ``check_policy`` when it builds an agent.
+    Optional too: ``episode_log() -> dict`` (JSON-ready), which the runner writes beside the
+    results, one line per episode (model agents log their prompts, replies and tokens).
     """
 
     name: str
@@ -61,6 +63,18 @@ def check_policy(agent: object, spec: str = "agent") -> None:
         raise ConfigError(
             f"{spec}: observation_kind is {kind!r}, expected one of {list(OBSERVATION_KINDS)}"
         )
+
+
+def agent_log(agent: object) -> dict[str, Any] | None:
+    """The agent's ``episode_log()`` (optional: model agents log their calls), or None."""
+    log = getattr(agent, "episode_log", None)
+    if not callable(log):
+        return None
+    try:
+        data = log()
+    except Exception:  # noqa: BLE001 - a broken log never costs the episode's record
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def agent_stats(agent: object) -> dict[str, Any]:

@@ -23,10 +23,14 @@ from hear2act_env.atomic import atomic_write
 __all__ = ["ResponseCache", "audio_digest", "cache_key"]
 
 
-def audio_digest(audio: np.ndarray | None) -> str | None:
-    """sha256 of a waveform's float32 bytes (None for no audio)."""
+def audio_digest(audio: np.ndarray | list[np.ndarray] | None) -> str | None:
+    """sha256 of a waveform's float32 bytes (None for no audio); for several recordings, the
+    sha256 of their digests in order."""
     if audio is None:
         return None
+    if not isinstance(audio, np.ndarray):
+        clips = [audio_digest(a) or "" for a in audio]
+        return clips[0] if len(clips) == 1 else hashlib.sha256("|".join(clips).encode()).hexdigest()
     data = np.ascontiguousarray(np.asarray(audio, dtype=np.float32))
     return hashlib.sha256(data.tobytes()).hexdigest()
 
@@ -38,7 +42,8 @@ def cache_key(material: dict[str, Any]) -> str:
 
 
 class ResponseCache:
-    """Reply texts stored under ``root``, one JSON file per key."""
+    """Reply texts (and the tokens they took, when known) stored under ``root``, one JSON file
+    per key."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
@@ -50,6 +55,13 @@ class ResponseCache:
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> str | None:
+        """The stored reply text, or None (a miss, or an entry that cannot be read)."""
+        entry = self.lookup(key)
+        return entry[0] if entry is not None else None
+
+    def lookup(self, key: str) -> tuple[str, dict[str, int] | None] | None:
+        """(reply, usage) of the entry, or None. ``usage`` is the ``{"prompt_tokens",
+        "completion_tokens"}`` the reply took when it was generated (None if unknown)."""
         path = self._path(key)
         try:
             with open(path, encoding="utf-8") as fh:
@@ -57,15 +69,24 @@ class ResponseCache:
             reply = entry["reply"]
             if not isinstance(reply, str):
                 raise TypeError("reply is not a string")
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             self.misses += 1
             return None
         self.hits += 1
-        return reply
+        usage = entry.get("usage")
+        return reply, usage if isinstance(usage, dict) else None
 
-    def put(self, key: str, reply: str, material: dict[str, Any] | None = None) -> None:
+    def put(
+        self,
+        key: str,
+        reply: str,
+        material: dict[str, Any] | None = None,
+        usage: dict[str, int] | None = None,
+    ) -> None:
         path = self._path(key)
-        entry = {"key": key, "reply": reply}
+        entry: dict[str, Any] = {"key": key, "reply": reply}
         if material is not None:
             entry["model"] = material.get("model")
+        if usage is not None:
+            entry["usage"] = usage
         atomic_write(path, json.dumps(entry, ensure_ascii=False).encode("utf-8"), fsync=True)

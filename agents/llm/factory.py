@@ -16,12 +16,27 @@ from typing import Any
 from hear2act_env.errors import ConfigError
 from hear2act_env.policy import Policy
 
-__all__ = ["SPEC_PREFIXES", "check_settings", "make_llm_agent", "split_spec", "typed_settings"]
+__all__ = [
+    "SPEC_PREFIXES",
+    "check_settings",
+    "hears_audio",
+    "make_llm_agent",
+    "split_spec",
+    "typed_settings",
+]
 
 SPEC_PREFIXES: tuple[str, ...] = ("openai", "hf", "qwen2-audio", "qwen2.5-omni")
 
 #: Settings that configure the policy rather than the backend.
-POLICY_SETTINGS = ("name", "run", "topic_matcher", "topic_threshold", "use_audio", "keep_log")
+POLICY_SETTINGS = (
+    "name",
+    "run",
+    "topic_matcher",
+    "topic_threshold",
+    "use_audio",
+    "keep_log",
+    "max_audio_clips",
+)
 
 
 def split_spec(spec: str) -> tuple[str, str]:
@@ -68,52 +83,107 @@ def check_settings(
 
 
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
+#: Types of the policy's settings (the backends' come from their signatures).
+POLICY_TYPES: dict[str, str] = {
+    "name": "str",
+    "run": "int",
+    "topic_matcher": "str",
+    "topic_threshold": "float",
+    "use_audio": "bool",
+    "keep_log": "bool",
+    "max_audio_clips": "int",
+}
+_EXPECTED = {
+    "bool": "true or false",
+    "int": "an integer",
+    "float": "a number",
+    "dict": "a JSON object",
+    "str": "a string",
+}
+
+
+def _param_type(param: inspect.Parameter) -> tuple[str | None, bool]:
+    """(type name, None allowed) of a backend parameter, from its annotation or default."""
+    note, default = str(param.annotation), param.default
+    optional = "None" in note or default is None
+    for name in ("bool", "dict", "int", "float", "str"):
+        if note.split("[")[0].split(" |")[0].strip() == name or note.startswith(f"{name} "):
+            return name, optional
+    if "dict" in note:
+        return "dict", optional
+    if isinstance(default, bool):
+        return "bool", optional
+    for kind in (int, float, str, dict):
+        if isinstance(default, kind):
+            return kind.__name__, optional
+    return None, optional
+
+
+def _coerce(spec: str, name: str, value: Any, kind: str, optional: bool) -> Any:
+    """``value`` as ``kind``: text from ``--setting`` (JSON or a bare word) or a Python value."""
+    if value is None:
+        if optional:
+            return None
+        raise ConfigError(f"{spec}: setting {name}: got null, expected {_EXPECTED[kind]}")
+    if isinstance(value, str) and kind != "str":
+        text = value.strip()
+        if kind == "bool" and text.lower() in _TRUE | _FALSE:
+            return text.lower() in _TRUE
+        try:
+            value = json.loads(text)
+        except ValueError:
+            raise ConfigError(
+                f"{spec}: setting {name}: got {value!r}, expected {_EXPECTED[kind]}"
+            ) from None
+        return _coerce(spec, name, value, kind, optional)
+    if kind == "bool" and not isinstance(value, bool) and value in (0, 1):
+        value = bool(value)  # 0 / 1
+    ok = {
+        "bool": isinstance(value, bool),
+        "int": isinstance(value, int)
+        and not isinstance(value, bool)
+        or isinstance(value, float)
+        and value.is_integer(),
+        "float": isinstance(value, int | float) and not isinstance(value, bool),
+        "dict": isinstance(value, dict),
+        "str": isinstance(value, str),
+    }[kind]
+    if not ok:
+        raise ConfigError(f"{spec}: setting {name}: got {value!r}, expected {_EXPECTED[kind]}")
+    return int(value) if kind == "int" else float(value) if kind == "float" else value
 
 
 def typed_settings(spec: str, settings: dict[str, Any]) -> dict[str, Any]:
-    """``settings`` with text values (``--setting KEY=VALUE``) turned into the type the backend
-    parameter takes, judged from its default or annotation: booleans from true/false/yes/no/
-    1/0/on/off, numbers, and JSON objects (``extra_body``). A value that does not fit is a
-    ``ConfigError`` naming the setting, the value and what was expected."""
+    """``settings`` with each value turned into the type its parameter takes (judged from the
+    backend's signature, or ``POLICY_TYPES``): text values (``--setting KEY=VALUE``) are read as
+    JSON (``true``, ``8``, ``0.5``, ``{"chat_template_kwargs": {"enable_thinking": false}}``),
+    with bare words for strings and true/false/yes/no/on/off/1/0 for booleans. A value that does
+    not fit is a ``ConfigError`` naming the setting, the value and what was expected."""
     prefix, _ = split_spec(spec)
     params = inspect.signature(_backend_class(prefix).__init__).parameters
     out = dict(settings)
     for name, value in settings.items():
-        param = params.get(name)
-        if param is None or not isinstance(value, str | int | float) or isinstance(value, bool):
+        if name in POLICY_TYPES:
+            kind, optional = POLICY_TYPES[name], True
+        elif name in params:
+            kind, optional = _param_type(params[name])
+        else:
             continue
-        default, note = param.default, str(param.annotation)
-        try:
-            if isinstance(default, bool) or note == "bool":
-                text = str(value).strip().lower()
-                if text not in _TRUE | _FALSE:
-                    raise ValueError
-                out[name] = text in _TRUE
-            elif "dict" in note and isinstance(value, str):
-                parsed = json.loads(value)
-                if not isinstance(parsed, dict):
-                    raise ValueError
-                out[name] = parsed
-            elif isinstance(default, int) or note == "int":
-                if isinstance(value, float) and not value.is_integer():
-                    raise ValueError
-                out[name] = int(value)
-            elif isinstance(default, float) or "float" in note:
-                out[name] = float(value)
-        except (ValueError, TypeError):
-            expected = (
-                "true or false"
-                if isinstance(default, bool) or note == "bool"
-                else "a JSON object"
-                if "dict" in note
-                else "an integer"
-                if isinstance(default, int) or note == "int"
-                else "a number"
-            )
-            raise ConfigError(
-                f"{spec}: setting {name}: got {value!r}, expected {expected}"
-            ) from None
+        if kind is not None:
+            out[name] = _coerce(spec, name, value, kind, optional)
     return out
+
+
+def hears_audio(spec: str, settings: dict[str, Any]) -> bool:
+    """Whether an agent built from ``spec`` with ``settings`` takes the audio itself (audio LLM
+    specs, ``openai:`` with ``send_audio``), unless ``use_audio`` is off. Builds nothing."""
+    prefix, _ = split_spec(spec)
+    typed = typed_settings(spec, {k: v for k, v in settings.items() if v is not None})
+    if typed.get("use_audio") is False:
+        return False
+    if prefix == "openai":
+        return bool(typed.get("send_audio", False))
+    return prefix in ("qwen2-audio", "qwen2.5-omni")
 
 
 def _backend_class(prefix: str) -> type:
@@ -144,7 +214,8 @@ def make_llm_agent(
     - ``base_url``: the API root for ``openai:`` specs (default ``$OPENAI_BASE_URL`` or the
       OpenAI API); an error for the others.
     - ``perceiver``: None; a perceiver object; ``"self"`` (audio specs: two-stage T+S-hat with
-      the same model as first stage); ``"affect:PATH"`` or ``"prosody:PATH"``
+      the same model as first stage); ``"self-text"`` (any spec: the same first stage on the
+      transcript alone, the control of T+S-hat); ``"affect:PATH"`` or ``"prosody:PATH"``
       (``hear2act_agents.perceivers.make_perceiver``).
     - ``allow_clarify``: False for spoken assistants (match the env's).
     - ``cache_dir``: on-disk response cache folder (None: no cache).
@@ -158,7 +229,7 @@ def make_llm_agent(
         MiniLMTopicMatcher,
         default_topic_matcher,
     )
-    from hear2act_agents.llm.perceiver import AudioLLMPerceiver
+    from hear2act_agents.llm.perceiver import AudioLLMPerceiver, TranscriptPerceiver
     from hear2act_agents.llm.policy import LLMPolicy
     from hear2act_agents.perceivers import make_perceiver
 
@@ -173,9 +244,12 @@ def make_llm_agent(
     if perceiver == "self":
         if not getattr(backend, "supports_audio", False):
             raise ConfigError(
-                "perceiver 'self' needs an audio LLM spec (qwen2-audio:, qwen2.5-omni:)"
+                "perceiver 'self' needs an audio LLM spec (qwen2-audio:, qwen2.5-omni:, or "
+                "openai: with send_audio=true); 'self-text' is the transcript-only first stage"
             )
         perceiver = AudioLLMPerceiver(backend)
+    elif perceiver == "self-text":
+        perceiver = TranscriptPerceiver(backend)
     elif perceiver is not None:
         perceiver = make_perceiver(perceiver, device=settings.get("device"))
     matcher = policy_kw.pop("topic_matcher", None)

@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import re
 import threading
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from hear2act_agents.llm.prompting import OptionsInfo
 from hear2act_env.text_encoder import MiniLMEncoder, minilm_available
@@ -179,15 +180,29 @@ class MiniLMTopicMatcher:
 
     name = "minilm"
 
-    def __init__(self, threshold: float = 0.30) -> None:
+    def __init__(self, threshold: float = 0.30, lazy: bool = False) -> None:
         self.threshold = threshold
-        self._encoder = MiniLMEncoder.get()
+        self._encoder: Any = None if lazy else MiniLMEncoder.get()
+        self._fallback: KeywordTopicMatcher | None = None
 
     def match(
         self, question: str, labels: Sequence[str], texts: Sequence[str] | None = None
     ) -> tuple[int | None, float]:
         if not labels or not question.strip():
             return None, 0.0
+        if self._fallback is not None:
+            return self._fallback.match(question, labels, texts)
+        if self._encoder is None:  # lazy: loaded by the first question that needs it
+            try:
+                self._encoder = MiniLMEncoder.get()
+            except Exception as exc:  # a broken install must not stop an evaluation
+                warnings.warn(
+                    f"the MiniLM topic matcher could not load ({type(exc).__name__}: {exc}); "
+                    "questions are matched by keywords",
+                    stacklevel=2,
+                )
+                self._fallback = KeywordTopicMatcher()
+                return self._fallback.match(question, labels, texts)
         enc = self._encoder
         q = enc.encode([question])
         sims = enc.encode(list(labels)) @ q[0]
@@ -205,15 +220,13 @@ _default_lock = threading.Lock()
 
 
 def default_topic_matcher() -> TopicMatcher:
-    """The MiniLM matcher when its wheel is installed, else the keyword matcher (shared)."""
+    """The MiniLM matcher when its wheel is installed (its encoder loaded by the first free-text
+    question, not before), else the keyword matcher; one shared by the process."""
     global _default
     with _default_lock:
         if _default is None:
-            if minilm_available():
-                try:
-                    _default = MiniLMTopicMatcher()
-                except Exception:  # a broken install must not stop an evaluation
-                    _default = KeywordTopicMatcher()
+            if minilm_available():  # loaded when a question first needs it
+                _default = MiniLMTopicMatcher(lazy=True)
             else:
                 _default = KeywordTopicMatcher()
         return _default

@@ -28,6 +28,7 @@ def benchmark(args: argparse.Namespace) -> int:
         run_grid,
     )
 
+    ray_address = options.ray_address_of(args)
     out = Path(args.out)
     agents = tuple(args.agents or BASELINES)
     for spec in agents:  # an unknown agent stops here, not in every episode
@@ -53,6 +54,7 @@ def benchmark(args: argparse.Namespace) -> int:
             backend=args.backend,
             workers=args.workers,
             chunk=BENCHMARK_CHUNK,
+            ray_address=ray_address,
             retry_errors=not args.no_retry_errors,
             wait=args.wait,
         )
@@ -71,22 +73,13 @@ def add_benchmark(sub: argparse._SubParsersAction) -> None:
     options.add_scenario_file(p)
     options.add_runs(p)
     options.add_backend(p, "process", 2)
+    options.add_ray_address(p)
     options.add_resume(p)
     options.add_no_plots(p)
     p.add_argument(
         "--no-audio", action="store_true", help="skip the audio (voice-inferred state) grid"
     )
     p.set_defaults(func=benchmark)
-
-
-def _value(text: str) -> object:
-    """A ``--setting`` value: an int, a float, or the string itself."""
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def settings_of(args: argparse.Namespace) -> dict[str, object]:
@@ -103,15 +96,16 @@ def settings_of(args: argparse.Namespace) -> dict[str, object]:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ConfigError(f"--setting: got {item!r}, expected KEY=VALUE")
-        settings[key] = _value(value)
+        settings[key] = value  # typed per agent kind (JSON values) by the LLM factory
     return settings
 
 
 def evaluate(args: argparse.Namespace) -> int:
-    from hear2act_agents.registry import AgentFactory, agent_kind
+    from hear2act_agents.registry import AgentFactory, agent_kind, perceiver_label
     from hear2act_env.evaluation.report import report
     from hear2act_env.evaluation.runner import GridConfig, run_grid
 
+    ray_address = options.ray_address_of(args)
     settings = settings_of(args)
     kinds = {spec: agent_kind(spec)[1] for spec in args.agents}
     if settings and not any(k.takes_settings for k in kinds.values()):
@@ -119,8 +113,11 @@ def evaluate(args: argparse.Namespace) -> int:
             f"settings {sorted(settings)} apply to LLM agents (openai:, hf:, qwen2-audio:, "
             f"qwen2.5-omni:), and none is among {args.agents}"
         )
+    label = perceiver_label(settings.get("perceiver"))
+    # a first stage is part of what an LLM agent is: its records say so (openai:M+stage1)
+    names = tuple(f"{a}+{label}" if label and kinds[a].takes_settings else a for a in args.agents)
     config = GridConfig(
-        agents=tuple(args.agents),
+        agents=names,
         realizations=tuple(args.realizations),
         conditions=tuple(Condition.of(a) for a in args.access),
         split=args.split,
@@ -131,8 +128,10 @@ def evaluate(args: argparse.Namespace) -> int:
         agent_options=settings,
     )
     out = Path(args.out)
+    prices = _prices(args.prices)
     factory = AgentFactory(settings, allow_clarify=not args.spoken)
     _fail_fast(kinds, settings, factory, probe=not args.no_probe)
+    _refuse_deaf(args.agents, kinds, config.conditions, settings)
     records = run_grid(
         config,
         out / "results.jsonl",
@@ -141,9 +140,30 @@ def evaluate(args: argparse.Namespace) -> int:
         workers=args.workers,
         retry_errors=not args.no_retry_errors,
         wait=args.wait,
+        ray_address=ray_address,
     )
-    print(report(records, out, plots=not args.no_plots))
+    print(report(records, out, plots=not args.no_plots, prices=prices))
     return 0
+
+
+def _refuse_deaf(
+    specs: list[str], kinds: dict[str, Any], conditions: tuple, settings: dict[str, object]
+) -> None:
+    """An LLM agent that cannot take audio, run under a condition that gives audio, would be
+    labelled A or A+T without hearing anything: stop before the first episode."""
+    from hear2act_agents.llm.factory import hears_audio
+
+    audio = [str(c) for c in conditions if c.access.audio and c.perception is None]
+    if not audio or settings.get("perceiver"):
+        return
+    deaf = [s for s in specs if kinds[s].takes_settings and not hears_audio(s, settings)]
+    if deaf:
+        raise ConfigError(
+            f"--access {' '.join(audio)}: {', '.join(deaf)} cannot take audio (hf: never; "
+            "openai: only with --setting send_audio=true), so its results would be labelled "
+            "with audio it never heard; run it under T / T+S, or give it a first stage "
+            "(--perceiver prosody:PATH / affect:PATH) for T+S-hat"
+        )
 
 
 #: Settings the CLI hands to the agent factory that are not backend or policy settings.
@@ -203,11 +223,20 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--setting",
         action="append",
-        metavar="KEY=VALUE",
-        help="an LLM-agent setting (temperature=0, max_concurrency=8, device=cuda, ...); repeatable",
+        metavar="KEY=JSON",
+        help="an LLM-agent setting, its value in JSON or a bare word (temperature=0, "
+        "send_seed=false, max_concurrency=8, device=cuda, "
+        'extra_body=\'{"chat_template_kwargs": {"enable_thinking": false}}\'); repeatable',
     )
     options.add_out(p, "hear2act-eval", "output folder, resumed if present")
+    p.add_argument(
+        "--prices",
+        default=None,
+        metavar="TOML",
+        help="price table (US dollars per million tokens, per model) for the report's cost",
+    )
     options.add_backend(p, "thread", 8)
+    options.add_ray_address(p)
     options.add_resume(p)
     p.add_argument(
         "--no-probe",
@@ -219,15 +248,85 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
 
 
 def report_results(args: argparse.Namespace) -> int:
+    from hear2act_env.evaluation.agent_logs import find_episode_log, format_episode_log
     from hear2act_env.evaluation.report import report
     from hear2act_env.evaluation.runner import load_records
 
-    records = [r for path in args.results for r in load_records(path)]
+    if args.episode is not None:
+        if len(args.results) != 1:
+            raise ConfigError("--episode: give one results file")
+        print(format_episode_log(find_episode_log(args.results[0], args.episode), args.full))
+        return 0
+    prices = _prices(args.prices)
+    records = _merged_records(args.results, load_records)
     if not records:
         raise ConfigError(f"results: no records in {args.results}")
     out = Path(args.out) if args.out else Path(args.results[0]).parent
-    print(report(records, out, plots=not args.no_plots))
+    if args.leaderboard:
+        from hear2act_env.atomic import atomic_write
+        from hear2act_env.evaluation.leaderboard import (
+            leaderboard_csv,
+            leaderboard_markdown,
+            leaderboard_rows,
+        )
+
+        _check_same_bank(args.results)
+        rows = leaderboard_rows(records, prices)
+        if not rows:
+            raise ConfigError(f"--leaderboard: no Prosody-mediated records in {args.results}")
+        text = leaderboard_markdown(rows)
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write(out / "leaderboard.md", (text + "\n").encode("utf-8"))
+        leaderboard_csv(rows, out / "leaderboard.csv")
+        print(
+            "Leaderboard (Prosody-mediated; Success %, paired differences in points, 95% CI)\n"
+            + text
+        )
+        print(f"\nwritten: {out / 'leaderboard.md'}, {out / 'leaderboard.csv'}")
+        return 0
+    print(report(records, out, plots=not args.no_plots, prices=prices))
     return 0
+
+
+def _prices(path: str | None) -> dict | None:
+    if path is None:
+        return None
+    from hear2act_env.evaluation.usage import load_prices
+
+    return load_prices(path)
+
+
+def _merged_records(paths: list[str], load) -> list:  # noqa: ANN001
+    """The records of several files, one per key (the first file's record of a key wins)."""
+    seen: dict[str, object] = {}
+    for path in paths:
+        for r in load(path):
+            seen.setdefault(r.key.id(), r)
+    return list(seen.values())
+
+
+def _check_same_bank(paths: list[str]) -> None:
+    """Refuse results of different bank versions or banks (their manifests say which)."""
+    import json
+
+    banks: dict[tuple, list[str]] = {}
+    for path in paths:
+        man = Path(path).with_suffix(".manifest.json")
+        try:
+            data = json.loads(man.read_text(encoding="utf-8"))
+            bank = (data.get("bank_version"), data.get("bank_sha256"))
+        except (OSError, ValueError, AttributeError):
+            raise ConfigError(
+                f"--leaderboard: {path} has no readable manifest ({man}); it is needed to check "
+                "that all results come from one bank version"
+            ) from None
+        banks.setdefault(bank, []).append(path)
+    if len(banks) > 1:
+        listed = "; ".join(
+            f"bank version {v}, sha256 {str(sha)[:12]}: {', '.join(files)}"
+            for (v, sha), files in banks.items()
+        )
+        raise ConfigError(f"--leaderboard: the results come from different banks ({listed})")
 
 
 def add_report(sub: argparse._SubParsersAction) -> None:
@@ -235,4 +334,27 @@ def add_report(sub: argparse._SubParsersAction) -> None:
     p.add_argument("results", nargs="+", help="one or more results JSONL files")
     options.add_out(p, None, "folder for CSV and PNG")
     options.add_no_plots(p)
+    p.add_argument(
+        "--prices",
+        default=None,
+        metavar="TOML",
+        help="price table (US dollars per million prompt / completion tokens, per model) for "
+        "the cost column",
+    )
+    p.add_argument(
+        "--leaderboard",
+        action="store_true",
+        help="one row per model (Prosody-mediated): Success under T, paired differences, "
+        "format errors, tokens, cost; written as leaderboard.md and .csv",
+    )
+    p.add_argument(
+        "--episode",
+        default=None,
+        metavar="ID",
+        help="print one episode's agent log (its id agent|realization|access|fidelity|"
+        "scenario|run, or a part only one logged episode has)",
+    )
+    p.add_argument(
+        "--full", action="store_true", help="with --episode: every message and the system prompt"
+    )
     p.set_defaults(func=report_results)

@@ -7,6 +7,7 @@ import argparse
 import functools
 
 from hear2act_env.conditions import ACCESS, SPLIT_CHOICES
+from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.runner import BACKENDS
 from hear2act_env.protocol.engine import REALIZATIONS
 
@@ -113,6 +114,26 @@ def add_backend(p: Parser, default: str, workers: int) -> None:
         default=workers,
         help=f"parallel workers of the backend (default: {workers})",
     )
+
+
+def add_ray_address(p: Parser) -> None:
+    p.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="HOST:PORT",
+        help="run on this Ray cluster (the head's address; default: $RAY_ADDRESS, else a local "
+        "Ray); needs --backend ray (any other backend is an error); --workers is then the "
+        "number of work units in flight; every node needs hear2act-env installed",
+    )
+
+
+def ray_address_of(args: argparse.Namespace) -> str | None:
+    """``--ray-address``, checked against ``--backend`` (a ``ConfigError`` unless ``ray``)."""
+    if args.ray_address is not None and args.backend != "ray":
+        raise ConfigError(
+            f"--ray-address: needs --backend ray (got --backend {args.backend}); add --backend ray"
+        )
+    return args.ray_address or None
 
 
 def add_resume(p: Parser) -> None:

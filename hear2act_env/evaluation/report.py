@@ -285,8 +285,17 @@ def _is_fidelity_study(label: str) -> bool:
     return condition.perception is None and str(condition.access) == "T+S"
 
 
-def report(records: Sequence[EpisodeRecord], out: Path | None = None, plots: bool = True) -> str:
-    """Print-ready text of all tables; with ``out``, also CSVs and PNG plots there."""
+def report(
+    records: Sequence[EpisodeRecord],
+    out: Path | None = None,
+    plots: bool = True,
+    prices: dict[str, Any] | None = None,
+) -> str:
+    """Print-ready text of all tables; with ``out``, also CSVs and PNG plots there. Model
+    agents get a table of calls, format errors and tokens (cost with ``prices``, a
+    ``usage.load_prices`` table)."""
+    from hear2act_env.evaluation.usage import format_usage, usage_rows, write_usage_csv
+
     rows = _ordered(condition_rows(records), records)
     main_rows = [r for r in rows if _is_main(r.condition)]
     fidelity_rows = [
@@ -330,6 +339,9 @@ def report(records: Sequence[EpisodeRecord], out: Path | None = None, plots: boo
         parts.append(
             format_table(pooled_, main, "Pooled over non-privileged agents (equal weights)")
         )
+    usage = usage_rows(records, prices)
+    if usage:
+        parts.append(format_usage(usage))
     parts.extend(unpaired_notes(records))
     by_kind = ", ".join(f"{kinds[k]} {k}" for k in ERROR_KINDS if kinds[k])
     parts.append(
@@ -341,6 +353,8 @@ def report(records: Sequence[EpisodeRecord], out: Path | None = None, plots: boo
         out.mkdir(parents=True, exist_ok=True)
         write_csv(rows, out / "conditions.csv")
         write_csv(difference_rows(records), out / "differences.csv")
+        if usage:
+            write_usage_csv(usage, out / "usage.csv")
         if plots:
             plot_all(records, rows, out)
     return "\n\n".join(parts)

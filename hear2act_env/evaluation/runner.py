@@ -35,6 +35,8 @@ from hear2act_env.atomic import atomic_write
 from hear2act_env.conditions import STATE_FIDELITY, Condition
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import ConfigError, InfrastructureError, MissingExtraError
+from hear2act_env.evaluation.agent_logs import log_line, log_path
+from hear2act_env.evaluation.jsonl import jsonl_lines
 from hear2act_env.evaluation.records import (
     EpisodeKey,
     EpisodeRecord,
@@ -42,7 +44,7 @@ from hear2act_env.evaluation.records import (
     record_from_rollout,
 )
 from hear2act_env.evaluation.rollout import play, wrap_for
-from hear2act_env.policy import Policy, agent_stats, check_policy
+from hear2act_env.policy import Policy, agent_log, agent_stats, check_policy
 from hear2act_env.protocol.engine import REALIZATIONS
 from hear2act_env.redaction import redact, redact_url
 from hear2act_env.versions import installed_versions
@@ -155,19 +157,33 @@ def _wrapped_env(config: GridConfig, key: EpisodeKey, policy: Policy) -> gym.Env
     return env
 
 
+#: A finished episode as a worker returns it: its record and the agent's log (None for agents
+#: that keep none: see ``Policy.episode_log``).
+Finished = tuple[EpisodeRecord, "dict[str, Any] | None"]
+
+
 def run_episode(key: EpisodeKey, config: GridConfig, factory: PolicyFactory) -> EpisodeRecord:
     """Play one episode; any exception becomes the record's ``error``."""
+    return run_episode_logged(key, config, factory)[0]
+
+
+def run_episode_logged(key: EpisodeKey, config: GridConfig, factory: PolicyFactory) -> Finished:
+    """Play one episode: its record (an exception becomes its ``error``) and the agent's log,
+    also of an episode cut short by an error (the calls made until then)."""
+    policy = None
     try:
         policy = factory(key.agent)
         check_policy(policy, f"agent {key.agent!r}")
         env = _wrapped_env(config, key, policy)
         rollout = play(env, policy, seed=key.seed, scenario=key.scenario)
         stats = agent_stats(policy)
-        return record_from_rollout(key, rollout, policy.observation_kind == "privileged", stats)
+        privileged = policy.observation_kind == "privileged"
+        record = record_from_rollout(key, rollout, privileged, stats)
     except Exception as exc:  # noqa: BLE001 - recorded, never aborts the grid
-        return EpisodeRecord(
+        record = EpisodeRecord(
             key=key, seed=key.seed, error=f"{type(exc).__name__}: {exc}", error_kind=_kind(exc)
         )
+    return record, agent_log(policy)
 
 
 def _kind(exc: Exception) -> ErrorKind:
@@ -181,9 +197,9 @@ def _kind(exc: Exception) -> ErrorKind:
 
 def run_chunk(
     keys: Sequence[EpisodeKey], config: GridConfig, factory: PolicyFactory
-) -> list[EpisodeRecord]:
-    """Run several episodes (what a worker does)."""
-    return [run_episode(k, config, factory) for k in keys]
+) -> list[Finished]:
+    """Run several episodes (what a worker does): records with the agents' logs."""
+    return [run_episode_logged(k, config, factory) for k in keys]
 
 
 # -- driver ---------------------------------------------------------------------------------
@@ -214,23 +230,14 @@ def load_records(path: str | Path) -> list[EpisodeRecord]:
     retried episode after its error; two runs that raced on one file leave duplicates). A
     truncated last line is ignored."""
     path = Path(path)
-    if not path.exists():
-        return []
-    try:
-        lines = path.read_bytes().split(b"\n")
-    except OSError as exc:
-        raise ConfigError(
-            f"results: cannot read {path} ({type(exc).__name__}); expected a results JSONL file"
-        ) from None
     by_key: dict[str, EpisodeRecord] = {}
-    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for number, text, is_last in jsonl_lines(path, "results"):
         try:
-            record = EpisodeRecord.from_json(line.decode("utf-8"))
+            if text is None:
+                raise UnicodeDecodeError("utf-8", b"", 0, 1, "not UTF-8")
+            record = EpisodeRecord.from_json(text)
         except (UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
-            if number - 1 != last:  # a torn last line is a killed run's; anything else is named
+            if not is_last:  # a torn last line is a killed run's; anything else is named
                 warnings.warn(
                     f"{path}:{number}: skipped a corrupt record ({type(exc).__name__}); its "
                     "episode counts as not run (a resumed run runs it again)",
@@ -268,11 +275,7 @@ def _prepare_output(path: Path, config: GridConfig) -> list[EpisodeRecord]:
             )
     if previous is None or previous["config"] != current["config"]:  # new, or transport
         atomic_write(man_path, (json.dumps(current, indent=2, sort_keys=True) + "\n").encode())
-    if path.exists():
-        data = path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            with path.open("r+b") as fh:
-                fh.truncate(data.rfind(b"\n") + 1)
+    _drop_torn_tail(path)
     return load_records(path)
 
 
@@ -324,7 +327,8 @@ def _results(
     factory: PolicyFactory,
     workers: int,
     chunk: int,
-) -> Iterable[list[EpisodeRecord]]:
+    ray_address: str | None = None,
+) -> Iterable[list[Finished]]:
     # one episode per work unit by default, so every episode is written as it finishes;
     # ``chunk`` > 1 (the benchmark's cheap rule agents) trades that for less overhead
     chunks = list(_chunks(todo, 1 if backend == "serial" else chunk))
@@ -345,32 +349,128 @@ def _results(
             args = [(c, config, factory) for c in chunks]
             yield from pool.imap_unordered(_run_chunk_args, args)
     elif backend == "ray":
-        yield from _ray_results(chunks, config, factory, workers)
+        yield from _ray_results(chunks, config, factory, workers, ray_address)
     else:
         raise ConfigError(f"backend: got {backend!r}, expected one of {list(BACKENDS)}")
 
 
-def _run_chunk_args(args: tuple) -> list[EpisodeRecord]:
+def _run_chunk_args(args: tuple) -> list[Finished]:
     return run_chunk(*args)
 
 
 def _ray_results(
-    chunks: list[list[EpisodeKey]], config: GridConfig, factory: PolicyFactory, workers: int
-) -> Iterable[list[EpisodeRecord]]:
+    chunks: list[list[EpisodeKey]],
+    config: GridConfig,
+    factory: PolicyFactory,
+    workers: int,
+    address: str | None = None,
+) -> Iterable[list[Finished]]:
+    """Run the chunks as Ray tasks, at most ``workers`` in flight (topped up as each finishes).
+
+    With an ``address`` (else ``$RAY_ADDRESS``) the driver connects to that cluster; without,
+    it starts a local Ray with ``workers`` CPUs. A Ray already initialized is used as it is."""
     try:
         import ray
     except ImportError:
         from hear2act_env.errors import MissingExtraError
 
         raise MissingExtraError("ray", "ray") from None
+    address = address or os.environ.get("RAY_ADDRESS") or None
     if not ray.is_initialized():
-        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        if address is None or address == "local":
+            ray.init(
+                address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False
+            )
+        else:
+            _ray_connect(ray, address)
     remote = ray.remote(num_cpus=1)(run_chunk)
     config_ref, factory_ref = ray.put(config), ray.put(factory)
-    pending = [remote.remote(c, config_ref, factory_ref) for c in chunks]
+    queued = iter(chunks)
+    pending = [remote.remote(c, config_ref, factory_ref) for c in itertools.islice(queued, workers)]
     while pending:
         done, pending = ray.wait(pending, num_returns=1)
+        pending += [remote.remote(c, config_ref, factory_ref) for c in itertools.islice(queued, 1)]
         yield ray.get(done[0])
+
+
+#: Seconds to wait for a Ray cluster's address to accept a connection.
+RAY_CONNECT_TIMEOUT = 15.0
+
+
+def _ray_connect(ray: Any, address: str) -> None:
+    """Connect the driver to the cluster at ``address``; an unreachable one is a ``ConfigError``.
+
+    ``ray.init`` retries an unreachable address for minutes (it has no timeout), so the address
+    is first probed with a plain TCP connection, bounded by ``RAY_CONNECT_TIMEOUT``."""
+    import socket
+
+    check = (
+        "check that the head node runs (`ray start --head` there), that HOST:PORT is its GCS "
+        "address (`ray status` on the head prints it) and that this machine can reach it"
+    )
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if address != "auto":  # "auto": the latest cluster started on this machine
+        if not sep or not host or not port.isdigit():
+            raise ConfigError(
+                f"ray address: got {address!r}, expected HOST:PORT (or ray://HOST:PORT)"
+            )
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), RAY_CONNECT_TIMEOUT).close()
+        except OSError as exc:
+            raise ConfigError(
+                f"ray address: cannot reach the Ray cluster at {address} "
+                f"({type(exc).__name__}: {exc.strerror or exc}); {check}"
+            ) from None
+    try:
+        ray.init(address=address, log_to_driver=False)
+    except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as exc:
+        causes, cause = [], exc
+        while cause is not None:
+            causes.append(str(cause))
+            cause = cause.__cause__ or cause.__context__
+        if "auth" in " ".join(causes).lower():  # Ray's token authentication (Ray >= 2.5x)
+            check = (
+                "the cluster may use token authentication: set RAY_AUTH_MODE=token and give "
+                "this machine the head's token (RAY_AUTH_TOKEN, or the file ~/.ray/auth_token)"
+            )
+        first = (str(exc).splitlines() or [""])[0]
+        raise ConfigError(
+            f"ray address: cannot connect to the Ray cluster at {address} "
+            f"({type(exc).__name__}: {first}); {check}"
+        ) from None
+
+
+class _LogWriter:
+    """Appends agents' episode logs to the sidecar file, opened on the first log (a grid of
+    rule agents writes none); a torn last line left by a killed run is dropped first."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fh: Any = None
+        _drop_torn_tail(path)
+
+    def write(self, batch: Sequence[Finished]) -> None:
+        lines = [log_line(r, log) for r, log in batch if log is not None]
+        if not lines:
+            return
+        if self._fh is None:
+            self._fh = self.path.open("a", encoding="utf-8")
+        self._fh.write("".join(line + "\n" for line in lines))
+        self._fh.flush()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """Cut a last line without its newline (a run killed mid-write)."""
+    if path.exists():
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            with path.open("r+b") as fh:
+                fh.truncate(data.rfind(b"\n") + 1)
 
 
 class _Progress:
@@ -410,17 +510,22 @@ def run_grid(
     progress: bool = True,
     retry_errors: bool = True,
     wait: bool = False,
+    ray_address: str | None = None,
 ) -> list[EpisodeRecord]:
     """Run (or resume) the grid into ``output``; return its records (one per key).
 
     Resuming skips the keys that have a record; with ``retry_errors`` (the default) the
     episodes recorded with an error are run again. One run writes an output at a time: a second
     run on it stops with a ``ConfigError`` (or, with ``wait``, waits for the first to end).
+    ``ray_address`` (else ``$RAY_ADDRESS``): the Ray cluster of the ``ray`` backend, where
+    ``workers`` is the number of work units in flight; it changes no record.
     """
     if backend not in BACKENDS:
         raise ConfigError(f"backend: got {backend!r}, expected one of {list(BACKENDS)}")
     if workers < 1:
         raise ConfigError(f"workers: got {workers}, expected >= 1")
+    if ray_address and backend != "ray":
+        raise ConfigError(f"ray_address: given with backend {backend!r}; it needs backend 'ray'")
     path = Path(output)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -437,14 +542,17 @@ def run_grid(
         keys = config.keys()
         todo = [k for k in keys if k.id() not in done]
         bar = _Progress(len(keys), len(keys) - len(todo), progress)
+        logs = _LogWriter(log_path(path))
         with path.open("a", encoding="utf-8") as fh:
-            for batch in _results(backend, todo, config, factory, workers, chunk):
-                fh.write("".join(r.to_json() + "\n" for r in batch))
+            for batch in _results(backend, todo, config, factory, workers, chunk, ray_address):
+                logs.write(batch)  # before the records: a finished record always has its log
+                fh.write("".join(r.to_json() + "\n" for r, _ in batch))
                 fh.flush()
-                for r in batch:
+                for r, _ in batch:
                     records[r.key.id()] = r
                 bar.update(len(batch))
             os.fsync(fh.fileno())
+        logs.close()
         bar.close()
     return list(records.values())
 

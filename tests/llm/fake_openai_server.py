@@ -58,6 +58,7 @@ def _scripted(messages: list[dict]) -> str:
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # no 40 ms delayed-ACK stall per reply
 
     def log_message(self, *args):  # keep test output quiet
         pass

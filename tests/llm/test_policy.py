@@ -179,9 +179,16 @@ def test_audio_goes_to_audio_backends_only():
     call = p.backend.calls[0]
     assert call["audio"].shape == (8000,)
     assert "recording of the user's latest turn is attached" in call["messages"][1]["content"]
+    # a backend that takes no audio is refused in an audio condition (it would run deaf)
     text_only = _policy(["[ACTION: CONFIRM]"])
-    text_only.reset(audio_obs)
-    text_only.act(audio_obs)
+    with pytest.raises(ConfigError, match="takes no audio"):
+        text_only.reset(audio_obs)
+    deafened = _policy(["[ACTION: CONFIRM]"], supports_audio=True, use_audio=False)
+    with pytest.raises(ConfigError, match="use_audio is off"):
+        deafened.reset(audio_obs)
+    # ...but runs there with a perceiver (T+S-hat), and in text conditions
+    text_only.reset(obs)
+    text_only.act(obs)
     assert text_only.backend.calls[0]["audio"] is None
 
 

@@ -32,8 +32,16 @@ from typing import Any
 
 import numpy as np
 
-from hear2act_agents.llm.backends.base import BackendError, Message, MicroBatcher, Request
-from hear2act_agents.llm.backends.hf_chat import render_chat
+from hear2act_agents.llm.backends.base import (
+    BackendError,
+    CallTracking,
+    Message,
+    MicroBatcher,
+    Reply,
+    Request,
+    clips_of,
+)
+from hear2act_agents.llm.backends.hf_chat import generated_usage, render_chat, stop_token_ids
 from hear2act_agents.llm.cache import ResponseCache, audio_digest, cache_key
 from hear2act_agents.loading import (
     dtype_kwargs,
@@ -51,16 +59,18 @@ from hear2act_env.seeding import derive_seed
 __all__ = ["AudioLLMBackend", "Qwen25OmniBackend", "Qwen2AudioBackend", "with_audio"]
 
 
-def with_audio(messages: Sequence[Message], audio: np.ndarray | None) -> list[Message]:
-    """Copy of ``messages`` whose first user message carries ``audio`` as a content part."""
+def with_audio(messages: Sequence[Message], audio: Any) -> list[Message]:
+    """Copy of ``messages`` whose first user message carries ``audio`` (one waveform or several,
+    in order) as content parts before its text."""
     out = [dict(m) for m in messages]
-    if audio is None:
+    clips = clips_of(audio)
+    if not clips:
         return out
     for m in out:
         if m.get("role") == "user":
             text = m["content"]
             m["content"] = [
-                {"type": "audio", "audio": np.asarray(audio, dtype=np.float32)},
+                *({"type": "audio", "audio": c} for c in clips),
                 {"type": "text", "text": text if isinstance(text, str) else str(text)},
             ]
             break
@@ -85,8 +95,9 @@ class _LightProcessor:
         self.audio_token = getattr(tok, "audio_token", None) or "<|AUDIO|>"
 
     def apply_chat_template(self, conversation: list[Message], **kwargs: Any) -> str:
-        kwargs.pop("chat_template", None)
-        return render_chat(self.tokenizer, conversation, self.chat_template)
+        for fixed in ("chat_template", "tokenize", "add_generation_prompt"):
+            kwargs.pop(fixed, None)
+        return render_chat(self.tokenizer, conversation, self.chat_template, kwargs)
 
     def __call__(self, text: list[str], audio: list[np.ndarray] | None = None, **kwargs: Any):
         tf = require("transformers")
@@ -166,6 +177,10 @@ class _LoadedAudio:
                 self.processor = tf.AutoProcessor.from_pretrained(path, local_files_only=True)
             except Exception:  # e.g. Omni's video processor without torchvision
                 self.processor = None
+            if getattr(self.processor, "feature_extractor", None) is None:
+                # a folder without ``processor_class`` gives a bare tokenizer, which would drop
+                # the audio without a word: build the light processor instead
+                self.processor = None
         if self.processor is None:
             try:
                 self.processor = _LightProcessor(path, tf)
@@ -196,7 +211,7 @@ class _LoadedAudio:
         return {"config": full.thinker_config, "key_mapping": {r"^thinker\.": ""}}
 
 
-class AudioLLMBackend:
+class AudioLLMBackend(CallTracking):
     """Shared code of the audio LLM backends (subclasses name the model class)."""
 
     kind = "audio"
@@ -211,10 +226,11 @@ class AudioLLMBackend:
         dtype: str | None = "auto",
         temperature: float = 0.0,
         top_p: float | None = None,
-        max_new_tokens: int = 256,
+        max_new_tokens: int = 1024,
         max_batch_size: int = 4,
         batch_wait_s: float = 0.0,
         processor: str = "auto",
+        chat_template_kwargs: dict[str, Any] | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         if processor not in ("auto", "light"):
@@ -230,6 +246,7 @@ class AudioLLMBackend:
         self.temperature = float(temperature)
         self.top_p = top_p
         self.max_new_tokens = int(max_new_tokens)
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self.name = f"{self.kind}:{path}"
         key = (self.model_class, self.path, self.device, dtype, processor)
         self._m: _LoadedAudio = shared(
@@ -244,6 +261,7 @@ class AudioLLMBackend:
                 self.temperature,
                 top_p,
                 max_new_tokens,
+                json.dumps(self.chat_template_kwargs, sort_keys=True),
             ),
             lambda: MicroBatcher(self._run_batch, max_batch_size, batch_wait_s),
         )
@@ -264,10 +282,8 @@ class AudioLLMBackend:
         seed: int | None = None,
         run: int = 0,
     ) -> str:
-        if audio is not None:
-            audio = np.asarray(audio, dtype=np.float32).reshape(-1)
-            if audio.size == 0:
-                audio = None
+        clips = clips_of(audio)
+        audio = (clips[0] if len(clips) == 1 else clips) if clips else None
         material = {
             "backend": self.kind,
             "model": self.path,
@@ -277,18 +293,16 @@ class AudioLLMBackend:
             "seed": seed,
             "run": run,
         }
-        key = cache_key(material)
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            return hit
         req_seed = None if seed is None else derive_seed(seed, run)
-        reply = self.batcher.submit(Request(list(messages), audio, req_seed)).strip()
-        if reply and self.cache is not None:
-            self.cache.put(key, reply, material)
-        return reply
+        return self._cached(
+            cache_key(material),
+            material,
+            lambda: self.batcher.submit(Request(list(messages), audio, req_seed)),
+        )
 
     # -- generation --------------------------------------------------------------------
-    def _run_batch(self, requests: list[Request]) -> list[str]:
-        out: list[str | None] = [None] * len(requests)
+    def _run_batch(self, requests: list[Request]) -> list[Reply]:
+        out: list[Reply | None] = [None] * len(requests)
         if self.temperature > 0:
             for i, r in enumerate(requests):
                 out[i] = self._generate([r], r.seed)[0]
@@ -305,13 +319,29 @@ class AudioLLMBackend:
         proc = self._m.processor
         texts = [
             proc.apply_chat_template(
-                with_audio(r.messages, r.audio), add_generation_prompt=True, tokenize=False
+                with_audio(r.messages, r.audio),
+                **self.chat_template_kwargs,
+                add_generation_prompt=True,
+                tokenize=False,
             )
             for r in requests
         ]
-        audios = [r.audio for r in requests if r.audio is not None]
+        audios = [c for r in requests for c in clips_of(r.audio)]
         if not audios:
             return proc(text=texts, return_tensors="pt", padding=True)
+        inputs = self._call_processor(proc, texts, audios)
+        features = inputs.get("input_features") if hasattr(inputs, "get") else None
+        if features is None or int(features.shape[0]) != len(audios):
+            got = "none" if features is None else f"{int(features.shape[0])}"
+            raise ConfigError(
+                f"{self.name}: the processor ({type(proc).__name__}) produced audio features for "
+                f"{got} of {len(audios)} recordings, so the model would not hear them; pass "
+                "processor='light' or fix the model folder's processor files (processor_class)"
+            )
+        return inputs
+
+    @staticmethod
+    def _call_processor(proc: Any, texts: list[str], audios: list[np.ndarray]) -> Any:
         try:
             return proc(
                 text=texts,
@@ -329,7 +359,7 @@ class AudioLLMBackend:
                 padding=True,
             )
 
-    def _generate(self, requests: list[Request], seed: int | None) -> list[str]:
+    def _generate(self, requests: list[Request], seed: int | None) -> list[Reply]:
         m = self._m
         torch = m.torch
         with m.lock:
@@ -349,12 +379,16 @@ class AudioLLMBackend:
                     gen.update(do_sample=False)
                 with torch.no_grad():
                     out = m.model.generate(**inputs, **gen)
+            except ConfigError:
+                raise
             except Exception as exc:
                 raise BackendError(f"{self.name}: generation failed: {exc}") from exc
         if isinstance(out, tuple):  # a full Omni model returns (text ids, audio)
             out = out[0]
         new = out[:, inputs["input_ids"].shape[1] :]
-        return m.processor.batch_decode(new, skip_special_tokens=True)
+        texts = m.processor.batch_decode(new, skip_special_tokens=True)
+        usage = generated_usage(inputs, new, stop_token_ids(m.model, m.tokenizer))
+        return [Reply(t, u) for t, u in zip(texts, usage)]
 
 
 class Qwen2AudioBackend(AudioLLMBackend):

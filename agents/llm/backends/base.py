@@ -17,9 +17,14 @@ from hear2act_env.errors import Hear2ActError
 __all__ = [
     "BackendError",
     "BackendTimeout",
+    "CallInfo",
+    "CallTracking",
     "ChatBackend",
     "MicroBatcher",
+    "Reply",
     "Request",
+    "Usage",
+    "clips_of",
 ]
 
 Message = dict[str, Any]
@@ -36,14 +41,95 @@ class BackendTimeout(BackendError):
     """A model call ran past its timeout (after retries)."""
 
 
+def clips_of(audio: Any) -> list[np.ndarray]:
+    """The recordings of a call as float32 mono arrays: ``audio`` may be None, one waveform or
+    a sequence of them (access A: every user recording, in order); empty clips are dropped."""
+    if audio is None:
+        return []
+    items = [audio] if isinstance(audio, np.ndarray) else list(audio)
+    clips = [np.asarray(a, dtype=np.float32).reshape(-1) for a in items]
+    return [c for c in clips if c.size]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens one model call used: from the server's ``usage`` or the local tokenizer."""
+
+    prompt_tokens: int
+    completion_tokens: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+
+    @classmethod
+    def parse(cls, data: Any) -> Usage | None:
+        """From a ``usage`` object (``{"prompt_tokens": n, "completion_tokens": m}``); None when
+        it is missing or malformed (a server that reports no usage)."""
+        if not isinstance(data, dict):
+            return None
+        p, c = data.get("prompt_tokens"), data.get("completion_tokens")
+        ok = all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (p, c))
+        return cls(int(p), int(c)) if ok else None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A generated reply with the tokens it took (what batched generation returns)."""
+
+    text: str
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True)
+class CallInfo:
+    """What the latest ``complete`` of a thread cost: its usage (None when the server reported
+    none) and whether the reply came from the response cache."""
+
+    usage: Usage | None
+    cached: bool = False
+
+
+class CallTracking:
+    """Mixin: ``last_call`` is the ``CallInfo`` of the calling thread's latest ``complete``
+    (per thread, so episodes running in threads on one backend never read each other's)."""
+
+    def _track(self, info: CallInfo) -> None:
+        local = self.__dict__.get("_call_local")
+        if local is None:
+            local = self.__dict__.setdefault("_call_local", threading.local())
+        local.info = info
+
+    @property
+    def last_call(self) -> CallInfo | None:
+        local = self.__dict__.get("_call_local")
+        return getattr(local, "info", None) if local is not None else None
+
+    def _cached(self, key: str, material: dict[str, Any], generate: Callable[[], Reply]) -> str:
+        """The reply for ``key``: from ``self.cache`` (a ``ResponseCache`` or None) when it
+        holds one, else ``generate()`` (stored when not empty); tracks its ``CallInfo``."""
+        cache = getattr(self, "cache", None)
+        if cache is not None and (hit := cache.lookup(key)) is not None:
+            self._track(CallInfo(Usage.parse(hit[1]), cached=True))
+            return hit[0]
+        reply = generate()
+        text = reply.text.strip()
+        self._track(CallInfo(reply.usage))
+        if text and cache is not None:
+            cache.put(key, text, material, reply.usage.to_dict() if reply.usage else None)
+        return text
+
+
 @runtime_checkable
 class ChatBackend(Protocol):
     """A chat model. ``complete`` returns the reply text ('' for an empty reply).
 
-    ``audio`` (float32 mono at 16 kHz) is attached to the first user message by backends whose
-    ``supports_audio`` is True; others ignore it. ``seed`` (the episode's) and ``run`` (the
-    repetition index) go into sampling seeds and cache keys. Raises ``BackendTimeout`` or
-    ``BackendError`` for failures of one call, ``ConfigError`` for configuration errors.
+    ``audio`` (float32 mono at 16 kHz: one waveform, or a list of them in dialogue order) is
+    attached to the first user message by backends whose
+    ``supports_audio`` is True; others ignore it (the policy refuses to run them where audio
+    is the evidence). ``seed`` (the episode's) and ``run`` (the repetition index) go into
+    sampling seeds and cache keys. Raises ``BackendTimeout`` or ``BackendError`` for failures of
+    one call, ``ConfigError`` for configuration errors. Optional: ``last_call`` (a
+    ``CallInfo``: the tokens of the thread's latest call, see ``CallTracking``).
     """
 
     name: str
@@ -82,7 +168,7 @@ class MicroBatcher:
 
     def __init__(
         self,
-        run_batch: Callable[[list[Request]], list[str]],
+        run_batch: Callable[[list[Request]], list[Any]],
         max_batch_size: int = 8,
         max_wait_s: float = 0.0,
     ) -> None:
@@ -94,7 +180,7 @@ class MicroBatcher:
         self._busy = False
         self.batch_sizes: list[int] = []
 
-    def submit(self, request: Request) -> str:
+    def submit(self, request: Request) -> Any:
         with self._cond:
             self._pending.append(request)
             self._cond.notify_all()

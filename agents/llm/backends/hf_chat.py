@@ -9,6 +9,7 @@ process and path and shared by every policy that asks for them.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Sequence
@@ -16,7 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from hear2act_agents.llm.backends.base import BackendError, Message, MicroBatcher, Request
+from hear2act_agents.llm.backends.base import (
+    BackendError,
+    CallTracking,
+    Message,
+    MicroBatcher,
+    Reply,
+    Request,
+    Usage,
+)
 from hear2act_agents.llm.cache import ResponseCache, cache_key
 from hear2act_agents.loading import (
     dtype_kwargs,
@@ -30,16 +39,26 @@ from hear2act_agents.loading import (
 from hear2act_env.errors import ConfigError
 from hear2act_env.seeding import derive_seed
 
-__all__ = ["TransformersChatBackend", "render_chat"]
+__all__ = ["TransformersChatBackend", "generated_usage", "render_chat"]
 
 
-def render_chat(tokenizer: Any, messages: Sequence[Message], template: str | None = None) -> str:
-    """The prompt text for ``messages`` with a generation prompt.
+def render_chat(
+    tokenizer: Any,
+    messages: Sequence[Message],
+    template: str | None = None,
+    template_kwargs: dict[str, Any] | None = None,
+) -> str:
+    """The prompt text for ``messages`` with a generation prompt; ``template_kwargs`` go to the
+    chat template (e.g. ``{"enable_thinking": False}`` for Qwen3).
 
     Some chat templates (e.g. Gemma's) reject a system role: then the system text is put in
     front of the first user message and the template is applied again.
     """
-    kwargs: dict[str, Any] = {"tokenize": False, "add_generation_prompt": True}
+    kwargs: dict[str, Any] = {
+        **(template_kwargs or {}),
+        "tokenize": False,
+        "add_generation_prompt": True,
+    }
     if template is not None:
         kwargs["chat_template"] = template
     try:
@@ -57,6 +76,31 @@ def render_chat(tokenizer: Any, messages: Sequence[Message], template: str | Non
                 m["content"] = [{"type": "text", "text": system + "\n\n"}, *m["content"]]
             break
     return tokenizer.apply_chat_template(merged, **kwargs)
+
+
+def generated_usage(inputs: Any, new_ids: Any, stop_ids: set[int]) -> list[Usage]:
+    """Tokens per row of a left-padded batch: the prompt's (its attention mask) and the reply's
+    (up to and including the first stop token; padding after it does not count)."""
+    prompt = inputs["attention_mask"].sum(-1).tolist() if "attention_mask" in inputs else None
+    out = []
+    for i, row in enumerate(new_ids.tolist()):
+        n = next((j + 1 for j, t in enumerate(row) if t in stop_ids), len(row))
+        p = int(prompt[i]) if prompt is not None else int(inputs["input_ids"].shape[1])
+        out.append(Usage(p, n))
+    return out
+
+
+def stop_token_ids(model: Any, tokenizer: Any) -> set[int]:
+    """The ids that end a generated reply: the generation config's EOS ids and the pad id."""
+    eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+    for tok_id in (
+        getattr(tokenizer, "eos_token_id", None),
+        getattr(tokenizer, "pad_token_id", None),
+    ):
+        if tok_id is not None:
+            ids.add(int(tok_id))
+    return ids
 
 
 class _Loaded:
@@ -91,7 +135,7 @@ class _Loaded:
         self.lock = threading.Lock()
 
 
-class TransformersChatBackend:
+class TransformersChatBackend(CallTracking):
     """A local chat model (see the module docstring)."""
 
     kind = "hf"
@@ -105,10 +149,11 @@ class TransformersChatBackend:
         dtype: str | None = "auto",
         temperature: float = 0.0,
         top_p: float | None = None,
-        max_new_tokens: int = 256,
+        max_new_tokens: int = 1024,
         max_batch_size: int = 8,
         batch_wait_s: float = 0.0,
         trust_remote_code: bool = False,
+        chat_template_kwargs: dict[str, Any] | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         if max_new_tokens < 1 or max_batch_size < 1 or temperature < 0:
@@ -121,6 +166,7 @@ class TransformersChatBackend:
         self.temperature = float(temperature)
         self.top_p = top_p
         self.max_new_tokens = int(max_new_tokens)
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self.name = f"hf:{path}"
         key = ("causal-lm", self.path, self.device, dtype, trust_remote_code)
         self._m: _Loaded = shared(
@@ -133,7 +179,12 @@ class TransformersChatBackend:
         self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
 
     def settings_key(self) -> tuple:
-        return (self.temperature, self.top_p, self.max_new_tokens)
+        return (
+            self.temperature,
+            self.top_p,
+            self.max_new_tokens,
+            json.dumps(self.chat_template_kwargs, sort_keys=True),
+        )
 
     def settings(self) -> dict[str, Any]:
         return generation_settings(self)
@@ -154,26 +205,27 @@ class TransformersChatBackend:
             "seed": seed,
             "run": run,
         }
-        key = cache_key(material)
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            return hit
         req_seed = None if seed is None else derive_seed(seed, run)
-        reply = self.batcher.submit(Request(list(messages), None, req_seed)).strip()
-        if reply and self.cache is not None:
-            self.cache.put(key, reply, material)
-        return reply
+        return self._cached(
+            cache_key(material),
+            material,
+            lambda: self.batcher.submit(Request(list(messages), None, req_seed)),
+        )
 
-    def _run_batch(self, requests: list[Request]) -> list[str]:
+    def _run_batch(self, requests: list[Request]) -> list[Reply]:
         m = self._m
         try:
-            prompts = [render_chat(m.tokenizer, r.messages) for r in requests]
+            prompts = [
+                render_chat(m.tokenizer, r.messages, None, self.chat_template_kwargs)
+                for r in requests
+            ]
         except Exception as exc:
             raise BackendError(f"{self.name}: chat template failed: {exc}") from exc
         if self.temperature > 0:
             return [self._generate([p], r.seed)[0] for p, r in zip(prompts, requests)]
         return self._generate(prompts, None)
 
-    def _generate(self, prompts: list[str], seed: int | None) -> list[str]:
+    def _generate(self, prompts: list[str], seed: int | None) -> list[Reply]:
         m = self._m
         torch = m.torch
         with m.lock:
@@ -197,4 +249,6 @@ class TransformersChatBackend:
             except Exception as exc:  # an OOM or a generation bug: one failed call
                 raise BackendError(f"{self.name}: generation failed: {exc}") from exc
         new = out[:, inputs["input_ids"].shape[1] :]
-        return m.tokenizer.batch_decode(new, skip_special_tokens=True)
+        texts = m.tokenizer.batch_decode(new, skip_special_tokens=True)
+        usage = generated_usage(inputs, new, stop_token_ids(m.model, m.tokenizer))
+        return [Reply(t, u) for t, u in zip(texts, usage)]

@@ -5,6 +5,8 @@
   ``OPENAI_API_KEY``); without it no ``Authorization`` header is sent (local servers).
 - Retries with exponential backoff and jitter on 429, 5xx, timeouts and connection errors,
   honouring ``Retry-After`` (seconds or an HTTP date).
+- One HTTP client (connection pool) per timeout and pool size is shared by every backend of
+  the process, so the many short-lived backends of a run reuse connections.
 - Concurrency is bounded by one limiter per base URL shared by every backend in the process
   (so many episodes running in threads never exceed ``max_concurrency`` requests in flight).
   A 429 pauses the whole limiter for the wait it asks for and halves the limiter's effective
@@ -36,14 +38,22 @@ from typing import Any
 
 import numpy as np
 
-from hear2act_agents.llm.backends.base import BackendError, BackendTimeout, Message
+from hear2act_agents.llm.backends.base import (
+    BackendError,
+    BackendTimeout,
+    CallTracking,
+    Message,
+    Reply,
+    Usage,
+    clips_of,
+)
 from hear2act_agents.llm.cache import ResponseCache, audio_digest, cache_key
 from hear2act_agents.loading import require
 from hear2act_env.errors import ConfigError
 from hear2act_env.redaction import redact, redact_url
 from hear2act_env.seeding import derive_seed
 
-__all__ = ["OpenAIChatBackend", "limiter_for"]
+__all__ = ["OpenAIChatBackend", "client_for", "limiter_for"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -109,6 +119,25 @@ def limiter_for(base_url: str, max_concurrency: int) -> _Limiter:
         return lim
 
 
+_CLIENTS: dict[tuple[float, int], Any] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def client_for(httpx: Any, timeout: float, max_connections: int) -> Any:
+    """The process-wide ``httpx.Client`` for these transport settings (thread-safe, kept for
+    the process): episodes that build a backend each reuse its connections instead of paying
+    for a client (an SSL context, about 40 ms) and a new TCP connection every episode."""
+    key = (float(timeout), int(max_connections))
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(key)
+        if client is None:
+            client = _CLIENTS[key] = httpx.Client(
+                timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+                limits=httpx.Limits(max_connections=max_connections),
+            )
+        return client
+
+
 def _retry_after(value: str | None) -> float | None:
     if not value:
         return None
@@ -147,7 +176,7 @@ def _content_text(content: Any) -> str:
     raise BackendError(f"unexpected message content of type {type(content).__name__}")
 
 
-class OpenAIChatBackend:
+class OpenAIChatBackend(CallTracking):
     """Chat completions from an OpenAI-compatible server (see the module docstring)."""
 
     kind = "openai"
@@ -167,11 +196,12 @@ class OpenAIChatBackend:
         deadline: float | None = None,
         max_reply_bytes: int = 4_000_000,
         temperature: float = 0.0,
-        max_tokens: int = 256,
+        max_tokens: int = 2048,
         top_p: float | None = None,
         send_seed: bool = True,
         send_audio: bool = False,
         extra_body: dict[str, Any] | None = None,
+        chat_template_kwargs: dict[str, Any] | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         if not model:
@@ -209,14 +239,16 @@ class OpenAIChatBackend:
         self.send_seed = bool(send_seed)
         self.supports_audio = bool(send_audio)
         self.extra_body = dict(extra_body or {})
+        if chat_template_kwargs:  # vLLM and SGLang read it from the request body
+            self.extra_body["chat_template_kwargs"] = {
+                **self.extra_body.get("chat_template_kwargs", {}),
+                **chat_template_kwargs,
+            }
         self.name = f"openai:{model}"
         self.limiter = limiter_for(self.base_url, max_concurrency)
         self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
         self._rng = random.Random()
-        self._client = self._httpx.Client(
-            timeout=self._httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
-            limits=self._httpx.Limits(max_connections=max(2 * max_concurrency, 4)),
-        )
+        self._client = client_for(self._httpx, self.timeout, max(2 * max_concurrency, 4))
 
     # -- public ------------------------------------------------------------------------
     def settings(self) -> dict[str, Any]:
@@ -237,7 +269,8 @@ class OpenAIChatBackend:
         seed: int | None = None,
         run: int = 0,
     ) -> str:
-        audio = audio if self.supports_audio else None
+        clips = clips_of(audio) if self.supports_audio else []
+        audio = (clips[0] if len(clips) == 1 else clips) if clips else None
         material = {
             "backend": self.kind,
             "model": self.model,
@@ -248,26 +281,22 @@ class OpenAIChatBackend:
             "seed": seed,
             "run": run,
         }
-        key = cache_key(material)
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                return hit
-        payload: dict[str, Any] = {
-            "model": self.model,
-            "messages": self._wire_messages(messages, audio),
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-        }
-        if self.top_p is not None:
-            payload["top_p"] = self.top_p
-        if self.send_seed and seed is not None:
-            payload["seed"] = derive_seed(seed, run)
-        payload.update(self.extra_body)
-        reply = self._post(payload)
-        if reply and self.cache is not None:
-            self.cache.put(key, reply, material)
-        return reply
+
+        def generate() -> Reply:
+            payload: dict[str, Any] = {
+                "model": self.model,
+                "messages": self._wire_messages(messages, audio),
+                "temperature": self.temperature,
+                "max_tokens": self.max_tokens,
+            }
+            if self.top_p is not None:
+                payload["top_p"] = self.top_p
+            if self.send_seed and seed is not None:
+                payload["seed"] = derive_seed(seed, run)
+            payload.update(self.extra_body)
+            return self._post(payload)
+
+        return self._cached(cache_key(material), material, generate)
 
     def probe(self) -> None:
         """One tiny request (with the usual retries) before a run: a server that refuses,
@@ -289,22 +318,21 @@ class OpenAIChatBackend:
             ) from None
 
     def close(self) -> None:
-        self._client.close()
+        """Nothing to release: the HTTP client is shared by the process (``client_for``)."""
 
     # -- internals ---------------------------------------------------------------------
-    def _wire_messages(self, messages: Sequence[Message], audio: np.ndarray | None) -> list:
+    def _wire_messages(self, messages: Sequence[Message], audio: Any) -> list:
         out = [dict(m) for m in messages]
-        if audio is None:
+        clips = clips_of(audio)
+        if not clips:
             return out
         for m in out:
             if m.get("role") == "user":
-                m["content"] = [
-                    {
-                        "type": "input_audio",
-                        "input_audio": {"data": wav_base64(audio), "format": "wav"},
-                    },
-                    {"type": "text", "text": str(m["content"])},
+                parts: list[dict[str, Any]] = [
+                    {"type": "input_audio", "input_audio": {"data": wav_base64(c), "format": "wav"}}
+                    for c in clips
                 ]
+                m["content"] = [*parts, {"type": "text", "text": str(m["content"])}]
                 break
         return out
 
@@ -319,7 +347,7 @@ class OpenAIChatBackend:
         delay = self.backoff_base * (2**attempt) * (1.0 + 0.25 * self._rng.random())
         return min(delay, self.backoff_max)
 
-    def _post(self, payload: dict[str, Any]) -> str:
+    def _post(self, payload: dict[str, Any]) -> Reply:
         httpx = self._httpx
         last: BackendError | None = None
         for attempt in range(self.max_retries + 1):
@@ -399,7 +427,7 @@ class OpenAIChatBackend:
                     )
             return resp, b"".join(chunks)
 
-    def _reply_text(self, body: bytes) -> str:
+    def _reply_text(self, body: bytes) -> Reply:
         try:
             data = json.loads(body)
         except ValueError as exc:
@@ -411,4 +439,5 @@ class OpenAIChatBackend:
             raise BackendError(f"{self.name}: malformed reply: {str(data)[:200]}") from exc
         if not isinstance(message, dict):
             raise BackendError(f"{self.name}: malformed reply: {str(data)[:200]}")
-        return _content_text(message.get("content")).strip()
+        usage = Usage.parse(data.get("usage")) if isinstance(data, dict) else None
+        return Reply(_content_text(message.get("content")).strip(), usage)

@@ -1,0 +1,158 @@
+"""Agent logs: the sidecar JSONL beside a results file, one line per episode of a model agent.
+
+``results.jsonl`` gets ``results.log.jsonl``: each line holds the episode's key (``id``, the
+same string as the records' resume key), its outcome (``success``, ``error``), and the agent's
+``episode_log()``: ``prompts`` (each distinct system prompt once, by digest; messages refer to
+it with ``{"role": "system", "ref": DIGEST}``) and ``turns`` (per turn, the model calls with
+their messages, raw reply, latency in seconds, tokens and whether the response cache answered;
+the parsed action, its text and the parse outcome). The runner writes a line as the episode
+finishes, before its record. A resumed run appends a new line for an episode it runs again;
+reading keeps, per key, the latest line of a finished episode (else the latest line).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+from hear2act_env.errors import ConfigError
+from hear2act_env.evaluation.jsonl import jsonl_lines
+from hear2act_env.evaluation.records import EpisodeRecord
+
+__all__ = ["find_episode_log", "format_episode_log", "load_agent_logs", "log_line", "log_path"]
+
+
+def log_path(results: str | Path) -> Path:
+    """The agent log beside a results file (``results.jsonl`` -> ``results.log.jsonl``)."""
+    results = Path(results)
+    stem = results.name[: -len(".jsonl")] if results.name.endswith(".jsonl") else results.name
+    return results.with_name(f"{stem}.log.jsonl")
+
+
+def log_line(record: EpisodeRecord, log: dict[str, Any]) -> str:
+    """One JSON line for an episode's log."""
+    key = record.key
+    head = {
+        "id": key.id(),
+        "key": {
+            "agent": key.agent,
+            "realization": key.realization,
+            "condition": key.condition,
+            "scenario": key.scenario,
+            "run": key.run,
+        },
+        "seed": record.seed,
+        "success": record.success,
+        "error": record.error,
+        "error_kind": record.error_kind,
+    }
+    return json.dumps({**head, **log}, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def load_agent_logs(results: str | Path) -> dict[str, dict[str, Any]]:
+    """The logs beside ``results`` by episode id ({} when there is no log file)."""
+    path = log_path(results)
+    out: dict[str, dict[str, Any]] = {}
+    for number, text, is_last in jsonl_lines(path, "agent log"):
+        try:
+            entry = json.loads(text) if text is not None else None
+            if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+                raise ValueError("not a log entry")
+        except ValueError:
+            if not is_last:
+                warnings.warn(f"{path}:{number}: skipped a corrupt log line", stacklevel=2)
+            continue
+        kept = out.get(entry["id"])
+        if kept is None or kept.get("error") is not None or entry.get("error") is None:
+            out[entry["id"]] = entry
+    return out
+
+
+def find_episode_log(results: str | Path, query: str) -> dict[str, Any]:
+    """The log of one episode: ``query`` is its id (``agent|realization|access|fidelity|
+    scenario|run``, as in the records) or any part of it that only one logged episode has
+    (e.g. a scenario id when one agent and condition were run). Several or no matches are a
+    ``ConfigError`` listing what there is."""
+    logs = load_agent_logs(results)
+    if not logs:
+        raise ConfigError(
+            f"--episode: no agent log beside {results} (expected {log_path(results)}); only "
+            "model agents (openai:, hf:, qwen2-audio:, qwen2.5-omni:) write one"
+        )
+    if query in logs:
+        return logs[query]
+    parts = [p for p in query.split("|") if p]
+    matches = [k for k in logs if all(p in k.split("|") for p in parts)]
+    if len(matches) == 1:
+        return logs[matches[0]]
+    shown = "\n  ".join(sorted(matches or logs)[:12])
+    what = f"{len(matches)} episodes match" if matches else "no logged episode matches"
+    raise ConfigError(
+        f"--episode: {what} {query!r}; give one id (agent|realization|access|fidelity|"
+        f"scenario|run), e.g.:\n  {shown}"
+    )
+
+
+def format_episode_log(entry: dict[str, Any], full: bool = False) -> str:
+    """A readable view of one episode's log: each turn's calls (the latest user message, the
+    reply, latency and tokens; ``full`` prints every message and the system prompt) and the
+    action taken."""
+    key = entry.get("key", {})
+    outcome = (
+        f"error ({entry.get('error_kind')}): {entry['error']}"
+        if entry.get("error")
+        else ("success" if entry.get("success") else "failure")
+    )
+    lines = [
+        f"episode {entry.get('id')}",
+        f"agent {key.get('agent')}, {key.get('realization')}, {key.get('condition')}, "
+        f"scenario {key.get('scenario')}, run {key.get('run')}, seed {entry.get('seed')}: "
+        f"{outcome}",
+    ]
+    prompts = entry.get("prompts", {})
+    if full:
+        for ref, text in prompts.items():
+            lines += [f"--- system prompt {ref}", text]
+    totals = [0, 0]
+    for turn in entry.get("turns", []):
+        lines.append(
+            f"--- turn {turn.get('turn')}: {turn.get('action_text', '(no action)')} "
+            f"[{turn.get('outcome')}]"
+        )
+        if turn.get("perceived"):
+            lines.append(f"  perceived: {turn['perceived']}")
+        for call in turn.get("calls", []):
+            usage = call.get("usage") or {}
+            totals[0] += int(usage.get("prompt_tokens", 0))
+            totals[1] += int(usage.get("completion_tokens", 0))
+            tokens = (
+                f"{usage.get('prompt_tokens')}+{usage.get('completion_tokens')} tokens"
+                if usage
+                else "tokens not reported"
+            )
+            audio = f", {call['audio_clips']} clip(s)" if call.get("audio_clips") else ""
+            cached = ", from cache" if call.get("cached") else ""
+            lines.append(
+                f"  {call.get('stage', 'call')} call: {call.get('latency_s', 0):.3f} s, "
+                f"{tokens}{audio}{cached}"
+            )
+            messages = call.get("messages", [])
+            shown = messages if full else [m for m in messages if m.get("role") != "system"][-1:]
+            for m in shown:
+                content = prompts.get(m["ref"], "") if "ref" in m else m.get("content", "")
+                text = content if full else _tail(str(content), 600)
+                lines.append(f"  [{m.get('role')}] " + text.replace("\n", "\n    "))
+            if call.get("error"):
+                lines.append(f"  no answer: {call['error']}")
+            else:
+                lines.append(f"  [reply] {call.get('reply')}")
+        if turn.get("audio_clips_dropped"):
+            lines.append(f"  ({turn['audio_clips_dropped']} earlier recording(s) left out)")
+    lines.append(f"tokens: {totals[0]} prompt, {totals[1]} completion")
+    return "\n".join(lines)
+
+
+def _tail(text: str, limit: int) -> str:
+    return text if len(text) <= limit else "..." + text[-limit:]

@@ -1,0 +1,220 @@
+"""Model calls, tokens and cost per agent and condition, from the records' agent stats.
+
+Model agents count, per episode, their ``calls``, ``format_errors``, ``prompt_tokens`` and
+``completion_tokens`` (from the server's ``usage``, or the local tokenizer for local models;
+a reply replayed from the response cache counts the tokens it took when it was generated, so a
+rerun reports the same figures). A price table turns tokens into cost:
+
+```toml
+# prices.toml: US dollars per million tokens, one table per agent (or model) name
+["openai:gpt-4o-mini"]
+prompt = 0.15
+completion = 0.60
+```
+
+A table applies to the agent of that name and to its two-stage variants
+(``openai:gpt-4o-mini+stage1``, ``...+stage1-text``).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hear2act_env.errors import ConfigError
+from hear2act_env.evaluation.records import EpisodeRecord
+
+__all__ = [
+    "Price",
+    "UsageRow",
+    "base_model",
+    "format_usage",
+    "load_prices",
+    "usage_rows",
+    "write_usage_csv",
+]
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per million prompt and completion tokens."""
+
+    prompt: float
+    completion: float
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.prompt + completion_tokens * self.completion) / 1e6
+
+
+def load_prices(path: str | Path) -> dict[str, Price]:
+    """The price table of a TOML file (see the module docstring); errors name the file, the
+    table and the field."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ImportError:
+            raise ConfigError(
+                "--prices: reading TOML needs Python 3.11+ (or the tomli package)"
+            ) from None
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"--prices: cannot read {path} ({type(exc).__name__})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--prices: {path} is not valid TOML ({exc})") from None
+    prices = {}
+    for model, table in data.items():
+        if not isinstance(table, dict):
+            raise ConfigError(
+                f'--prices: {path}: {model!r} must be a table (["{model}"] with prompt and '
+                "completion prices per million tokens)"
+            )
+        extra = sorted(set(table) - {"prompt", "completion"})
+        if extra:
+            raise ConfigError(
+                f"--prices: {path}: [{model!r}] has unknown fields {extra}; expected prompt "
+                "and completion (US dollars per million tokens)"
+            )
+        values = []
+        for field in ("prompt", "completion"):
+            value = table.get(field)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ConfigError(
+                    f"--prices: {path}: [{model!r}] {field}: got {value!r}, expected a number "
+                    ">= 0 (US dollars per million tokens)"
+                )
+            values.append(float(value))
+        prices[str(model)] = Price(*values)
+    return prices
+
+
+def base_model(agent: str) -> str:
+    """The model an agent name stands for: the name without a two-stage suffix
+    (``M+stage1``, ``M+stage1-text``, and the policies' own ``M+stage1:M`` -> ``M``)."""
+    return agent.split("+stage1", 1)[0]
+
+
+@dataclass(frozen=True)
+class UsageRow:
+    """One cell's model calls and tokens (error-free episodes only)."""
+
+    agent: str
+    realization: str
+    condition: str
+    episodes: int
+    turns: int
+    calls: int
+    format_errors: int
+    prompt_tokens: int
+    completion_tokens: int
+    calls_without_usage: int
+    cost: float | None
+
+    @property
+    def format_error_rate(self) -> float:
+        """Share of the agent's turns whose reply had no usable action even after the re-ask."""
+        return self.format_errors / self.turns if self.turns else 0.0
+
+
+def usage_rows(
+    records: Sequence[EpisodeRecord], prices: dict[str, Price] | None = None
+) -> list[UsageRow]:
+    """Per (agent, realization, condition) with model-call stats: counts summed over the
+    cell's error-free episodes; ``cost`` when ``prices`` has the agent (or its model)."""
+    cells: dict[tuple[str, str, str], list[EpisodeRecord]] = defaultdict(list)
+    for r in records:
+        if r.error is None and "calls" in r.agent_stats:
+            cells[(r.key.agent, r.key.realization, r.key.condition)].append(r)
+    rows = []
+    for (agent, realization, condition), recs in cells.items():
+
+        def total(name: str, recs: list[EpisodeRecord] = recs) -> int:
+            return sum(int(r.agent_stats.get(name, 0) or 0) for r in recs)
+
+        prompt, completion = total("prompt_tokens"), total("completion_tokens")
+        price = (prices or {}).get(agent) or (prices or {}).get(base_model(agent))
+        rows.append(
+            UsageRow(
+                agent,
+                realization,
+                condition,
+                len(recs),
+                sum(r.actions for r in recs),
+                total("calls"),
+                total("format_errors"),
+                prompt,
+                completion,
+                total("calls_without_usage"),
+                price.cost(prompt, completion) if price is not None else None,
+            )
+        )
+    return rows
+
+
+def format_usage(rows: Sequence[UsageRow]) -> str:
+    """The report's model-call table."""
+    w = max([14, *(len(r.agent) + 2 for r in rows)])
+    head = (
+        f"{'agent':<{w}}{'realization':<12}{'condition':<16}{'n':>6}{'calls/ep':>10}"
+        f"{'format err %':>14}{'prompt tok/ep':>15}{'compl. tok/ep':>15}{'tokens':>12}"
+        f"{'cost $':>10}"
+    )
+    lines = ["Model calls and tokens (error-free episodes)", head, "-" * len(head)]
+    for r in rows:
+        n = max(r.episodes, 1)
+        cost = f"{r.cost:.4f}" if r.cost is not None else "-"
+        lines.append(
+            f"{r.agent:<{w}}{r.realization:<12}{r.condition:<16}{r.episodes:>6}"
+            f"{r.calls / n:>10.2f}{100 * r.format_error_rate:>14.1f}{r.prompt_tokens / n:>15.0f}"
+            f"{r.completion_tokens / n:>15.0f}{r.prompt_tokens + r.completion_tokens:>12}"
+            f"{cost:>10}"
+        )
+    missing = sum(r.calls_without_usage for r in rows)
+    if missing:
+        lines.append(f"{missing} calls got no token usage from their server (not counted)")
+    return "\n".join(lines)
+
+
+def write_usage_csv(rows: Sequence[UsageRow], path: Path) -> None:
+    """One line per cell."""
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(
+            [
+                "agent",
+                "realization",
+                "condition",
+                "episodes",
+                "turns",
+                "calls",
+                "format_errors",
+                "format_error_rate",
+                "prompt_tokens",
+                "completion_tokens",
+                "calls_without_usage",
+                "cost_usd",
+            ]
+        )
+        for r in rows:
+            w.writerow(
+                [
+                    r.agent,
+                    r.realization,
+                    r.condition,
+                    r.episodes,
+                    r.turns,
+                    r.calls,
+                    r.format_errors,
+                    f"{r.format_error_rate:.4f}",
+                    r.prompt_tokens,
+                    r.completion_tokens,
+                    r.calls_without_usage,
+                    "" if r.cost is None else f"{r.cost:.6f}",
+                ]
+            )
