@@ -20,7 +20,9 @@ the same settings (8 envs in a ``DummyVecEnv``, 2048 steps per rollout, batch 25
 2x128 MLP, 1 torch thread: ``TrainConfig.ppo_kwargs``): each condition is also reported as a ratio of that rate, which is
 what to compare across machines.
 
-With ``--subproc`` the audio condition is also timed (without the breakdown) in a
+With ``--warm`` each audio condition is timed a second time on the same episodes with new envs
+(row ``warm``): every clip and its prosodic features then come from the disk caches, the steady
+state of training after ``hear2act render --features``. With ``--subproc`` the audio condition is also timed (without the breakdown) in a
 ``SubprocVecEnv``, which is how ``train`` runs it. Results are printed as a table; the machine's
 core count is printed too (the numbers in docs/rl.md are from 2 cores).
 """
@@ -121,6 +123,13 @@ def main() -> None:
     parser.add_argument("--audio-steps", type=int, default=2048, help="PPO steps with audio")
     parser.add_argument("--access", nargs="*", default=["T", "T+S", "A+T"])
     parser.add_argument("--subproc", action="store_true", help="also time audio in subprocesses")
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="audio conditions: also time a second run of the same episodes, whose clips and "
+        "features are all in the disk caches (the steady state after `hear2act render "
+        "--features`)",
+    )
     args = parser.parse_args()
     instrument()
     cols = ("render", "features", "engine", "structured", "encode+mask", "ppo")
@@ -137,6 +146,10 @@ def main() -> None:
         fps, shares = run(access, steps, "dummy")
         cells = "".join(f"{100 * shares.get(c, 0.0):>12.1f}%" for c in cols)
         print(f"{access:<8}{'dummy':<9}{fps:>9.0f}{fps / ref:>11.3f}{cells}", flush=True)
+        if args.warm and with_audio:
+            fps, shares = run(access, steps, "dummy")  # new envs: only the disk caches are warm
+            cells = "".join(f"{100 * shares.get(c, 0.0):>12.1f}%" for c in cols)
+            print(f"{access:<8}{'warm':<9}{fps:>9.0f}{fps / ref:>11.3f}{cells}", flush=True)
         if args.subproc and with_audio:
             fps, _ = run(access, steps, "subproc")
             blank = "".join(f"{'':>13}" for _ in cols)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -223,6 +223,14 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
         self.fixed_scenario = scenario
         self.prosody_strength = float(prosody_strength)
         self.max_audio_samples = int(round(max_audio_seconds * SAMPLE_RATE))
+        #: The latest user turn's clip: renderer, utterance and buffer length, as a string key
+        #: (None before the first spoken turn). Wrappers that keep derived values of the audio
+        #: (``ProsodyFeatures``' feature cache) store them under it.
+        self.utterance_key: str | None = None
+        #: Set by a wrapper that reads only what it keeps under ``utterance_key`` and drops the
+        #: audio from its observations: ``skip_render(key) -> bool``; when True the turn is not
+        #: rendered and the raw observation's ``audio_length`` is 0 (never set it otherwise).
+        self.skip_render: Callable[[str], bool] | None = None
         self._renderer_arg, self._cache_arg = renderer, audio_cache
         self._speech: Any = None  # (renderer, cache), built lazily per process
         if self.channels.audio:
@@ -421,6 +429,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
         return self._speech
 
     def _speak(self, turn: UserTurn) -> np.ndarray:
+        from hear2act_env.speech.cache import cache_key
         from hear2act_env.speech.utterance import Utterance
 
         renderer, cache = self._speaker()
@@ -431,6 +440,11 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
             turn.draw.variation,
             self.prosody_strength,
         )  # type: ignore[union-attr]
+        # what the audio observation will hold: the clip's key and the buffer that cuts it
+        self.utterance_key = f"{cache_key(renderer, utt)}:{self.max_audio_samples}"
+        if self.skip_render is not None and self.skip_render(self.utterance_key):
+            self._audio_truncated = False
+            return np.zeros(0, np.float32)  # the reader has what it needs under the key
         wave = cache.render(renderer, utt, copy=False)
         self._audio_truncated = len(wave) > self.max_audio_samples
         return wave[: self.max_audio_samples]

@@ -113,7 +113,7 @@ class RLPolicy(Policy):
         self.name = name or (
             f"ppo[{run['access']},{run['realization']},c={run['turn_cost']:g},s={run['seed']}]"
         )
-        self._tracker = ProsodyTracker() if self.spec.with_audio else None
+        self._tracker = ProsodyTracker(disk_cache=True) if self.spec.with_audio else None
         self._actions = 0
 
     def _numeric(self, observation: dict[str, Any], first: bool) -> dict[str, Any]:

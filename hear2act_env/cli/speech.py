@@ -17,7 +17,7 @@ def render(args: argparse.Namespace) -> int:
     if args.limit:
         scenarios = scenarios[: args.limit]
     utts = utterances(scenarios, args.realizations, args.prosody_strength)
-    summary = prerender(utts, args.cache_dir, workers=args.workers)
+    summary = prerender(utts, args.cache_dir, workers=args.workers, features=args.features)
     print(
         f"{summary.utterances} utterances ({summary.rendered} newly rendered), "
         f"{summary.audio_seconds / 3600:.2f} h of audio, {summary.wall_seconds:.1f} s wall"
@@ -42,6 +42,12 @@ def add_render(sub: argparse._SubParsersAction) -> None:
     options.add_cache_dir(p)
     p.add_argument(
         "--workers", type=options.int_at_least(1), default=2, help="render processes (default: 2)"
+    )
+    p.add_argument(
+        "--features",
+        action="store_true",
+        help="also compute each clip's prosodic features into the feature cache (audio RL "
+        "then starts warm)",
     )
     p.set_defaults(func=render)
 

@@ -32,6 +32,9 @@ import numpy as np
 from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.errors import ConfigError
 
+#: The feature code's version: part of the on-disk feature cache's key (``feature_cache``).
+#: Bump it with any change to what ``prosodic_features`` returns.
+FEATURES_VERSION = "1"
 FRAME = 640  # 40 ms
 HOP = 160  # 10 ms
 NFFT = 1024

@@ -40,11 +40,32 @@ def utterances(
     return list(seen.values())
 
 
-def _render_part(args: tuple[list[Utterance], str | None]) -> tuple[float, int]:
-    utts, root = args
+#: The env's default audio buffer (``max_audio_seconds=15``): features are of what it shows.
+DEFAULT_MAX_SAMPLES = 15 * SAMPLE_RATE
+
+
+def _render_part(args: tuple[list[Utterance], str | None, bool]) -> tuple[float, int]:
+    utts, root, features = args
     cache = AudioCache(root, memory_items=0)
     renderer = EspeakRenderer()
-    seconds = sum(len(cache.render(renderer, u)) for u in utts) / SAMPLE_RATE
+    tracker = None
+    if features:
+        from hear2act_env.speech.cache import cache_key
+        from hear2act_env.speech.feature_cache import FeatureCache, utterance_digest
+        from hear2act_env.wrappers.prosody import ProsodyTracker
+
+        tracker = ProsodyTracker(0, FeatureCache(cache.root / "features"))
+    seconds = 0.0
+    for u in utts:
+        wave = cache.render(renderer, u, copy=False)
+        seconds += len(wave) / SAMPLE_RATE
+        if tracker is not None:
+            shown = wave[:DEFAULT_MAX_SAMPLES]
+            feats = tracker.features(shown, len(shown))
+            # also under the clip's utterance key (Hear2ActEnv.utterance_key): a features-only
+            # reader then finds it without rendering
+            key = f"{cache_key(renderer, u)}:{DEFAULT_MAX_SAMPLES}"
+            tracker.disk.put(utterance_digest(key), feats)
     return seconds, cache.stats.misses
 
 
@@ -53,8 +74,11 @@ def prerender(
     cache_dir: str | Path | None = None,
     workers: int = 1,
     progress: bool = True,
+    features: bool = False,
 ) -> RenderSummary:
-    """Render ``utts`` into the disk cache (``workers`` processes) with a progress line."""
+    """Render ``utts`` into the disk cache (``workers`` processes) with a progress line; with
+    ``features``, also their prosodic features into the feature cache beside it (as the env's
+    default 15 s buffer shows them), so audio RL starts warm."""
     import multiprocessing as mp
 
     start = time.perf_counter()
@@ -64,7 +88,7 @@ def prerender(
     misses = done = 0
     ctx = mp.get_context("spawn")
     with ctx.Pool(workers) if workers > 1 else _Inline() as pool:
-        for sec, miss in pool.imap_unordered(_render_part, [(p, root) for p in parts]):
+        for sec, miss in pool.imap_unordered(_render_part, [(p, root, features) for p in parts]):
             seconds += sec
             misses += miss
             done += 1

@@ -27,8 +27,8 @@ With ``drop_text=True`` (default) the Text keys are removed as well, so
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -37,6 +37,7 @@ from gymnasium import spaces
 
 from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.errors import ConfigError
+from hear2act_env.speech.feature_cache import SkipIfCached, utterance_digest, waveform_key
 from hear2act_env.speech.features import FEATURE_NAMES, prosodic_features
 
 __all__ = ["FEATURE_NAMES", "ProsodyFeatures", "ProsodyTracker", "N_PROSODY"]
@@ -47,18 +48,38 @@ AUDIO_KEYS = ("audio", "audio_length")
 BOUND = 1.0e4
 
 
+def _feature_cache(value: Any) -> Any:
+    """A ``FeatureCache`` from ``disk_cache``: False/None (none), True (the default folder), a
+    folder path, or a ``FeatureCache``."""
+    from hear2act_env.speech.feature_cache import FeatureCache
+
+    if value is None or value is False:
+        return None
+    if value is True:
+        return FeatureCache()
+    if isinstance(value, FeatureCache):
+        return value
+    if isinstance(value, str | Path):
+        return FeatureCache(value)
+    raise ConfigError(
+        f"feature_cache: got {value!r}, expected True, False, a folder path or a FeatureCache"
+    )
+
+
 class ProsodyTracker:
-    """Per-episode prosodic features with an LRU cache keyed by the waveform's samples.
+    """Per-episode prosodic features with an LRU cache keyed by the waveform's samples, and
+    optionally the on-disk ``FeatureCache`` behind it (shared by processes and runs).
 
     ``reset(audio, length)`` starts an episode (the first user turn is the reference);
     ``update(audio, length)`` returns ``(features, features - reference)`` of a later turn.
     Used by ``ProsodyFeatures`` and by policy adapters that read the runner's raw observations.
     """
 
-    def __init__(self, cache_size: int = 65536) -> None:
+    def __init__(self, cache_size: int = 65536, disk_cache: Any = False) -> None:
         if cache_size < 0:
             raise ConfigError(f"cache_size: got {cache_size}, expected >= 0")
         self.cache_size = int(cache_size)
+        self.disk = _feature_cache(disk_cache)
         self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._reference = np.zeros(N_PROSODY, np.float32)
         self.hits = 0
@@ -70,16 +91,21 @@ class ProsodyTracker:
         wave = np.ascontiguousarray(np.asarray(audio, dtype=np.float32).reshape(-1)[:n])
         if n <= 0 or not np.any(wave):
             return np.zeros(N_PROSODY, np.float32)
-        key = hashlib.blake2b(wave.tobytes(), digest_size=16).digest()
+        key = waveform_key(wave)
         hit = self._cache.get(key)
         if hit is not None:
             self._cache.move_to_end(key)
             self.hits += 1
             return hit.copy()
         self.misses += 1
-        feats = prosodic_features(wave, SAMPLE_RATE)
-        feats = np.clip(np.nan_to_num(feats, nan=0.0, posinf=BOUND, neginf=-BOUND), -BOUND, BOUND)
-        feats = feats.astype(np.float32)
+        feats = self.disk.get(key) if self.disk is not None else None
+        if feats is None or feats.shape != (N_PROSODY,):
+            feats = prosodic_features(wave, SAMPLE_RATE)
+            feats = np.clip(
+                np.nan_to_num(feats, nan=0.0, posinf=BOUND, neginf=-BOUND), -BOUND, BOUND
+            ).astype(np.float32)
+            if self.disk is not None:
+                self.disk.put(key, feats)
         if self.cache_size:
             self._cache[key] = feats
             while len(self._cache) > self.cache_size:
@@ -88,12 +114,20 @@ class ProsodyTracker:
 
     def reset(self, audio: np.ndarray, length: Any) -> tuple[np.ndarray, np.ndarray]:
         """Features of an episode's first user turn (also the new reference) and a zero delta."""
-        self._reference = self.features(audio, length)
-        return self._reference.copy(), np.zeros(N_PROSODY, np.float32)
+        return self.reset_with(self.features(audio, length))
 
     def update(self, audio: np.ndarray, length: Any) -> tuple[np.ndarray, np.ndarray]:
         """Features of a later user turn and their difference to the reference."""
-        feats = self.features(audio, length)
+        return self.update_with(self.features(audio, length))
+
+    def reset_with(self, feats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``reset`` from features already at hand."""
+        self._reference = np.asarray(feats, np.float32).copy()
+        return self._reference.copy(), np.zeros(N_PROSODY, np.float32)
+
+    def update_with(self, feats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``update`` from features already at hand."""
+        feats = np.asarray(feats, np.float32)
         return feats, np.clip(feats - self._reference, -BOUND, BOUND).astype(np.float32)
 
 
@@ -107,6 +141,9 @@ class ProsodyFeatures(gym.Wrapper):
         drop_text: remove the ``Text`` keys (needed for stable-baselines3).
         keep_audio: keep ``audio`` and ``audio_length`` (not for stable-baselines3: large).
         cache_size: how many utterances' features the LRU cache keeps.
+        feature_cache: the on-disk feature cache behind it: True (default: ``features/`` in
+            the audio cache folder), False, a folder path, or a ``FeatureCache``. Features are
+            a pure function of the waveform, so it changes no observation, only the time.
     """
 
     def __init__(
@@ -116,6 +153,7 @@ class ProsodyFeatures(gym.Wrapper):
         drop_text: bool = True,
         keep_audio: bool = False,
         cache_size: int = 65536,
+        feature_cache: Any = True,
     ) -> None:
         super().__init__(env)
         base = env.observation_space
@@ -127,7 +165,13 @@ class ProsodyFeatures(gym.Wrapper):
         self.reference = bool(reference)
         self.drop_text = bool(drop_text)
         self.keep_audio = bool(keep_audio)
-        self.tracker = ProsodyTracker(cache_size)
+        self.tracker = ProsodyTracker(cache_size, feature_cache)
+        self._skip: SkipIfCached | None = None
+        base_env = env.unwrapped
+        if not keep_audio and self.tracker.disk is not None and hasattr(base_env, "skip_render"):
+            # features only: a clip whose features are cached is not even rendered
+            self._skip = SkipIfCached(self.tracker.disk)
+            base_env.skip_render = self._skip
         obs: dict[str, spaces.Space[Any]] = {}
         for key, space in base.spaces.items():
             if key in AUDIO_KEYS and not keep_audio:
@@ -145,13 +189,25 @@ class ProsodyFeatures(gym.Wrapper):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)
-        feats, delta = self.tracker.reset(obs["audio"], obs["audio_length"])
+        feats = self._features(obs)
+        feats, delta = self.tracker.reset_with(feats)
         return self._out(obs, feats, delta), info
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        feats, delta = self.tracker.update(obs["audio"], obs["audio_length"])
+        feats, delta = self.tracker.update_with(self._features(obs))
         return self._out(obs, feats, delta), reward, terminated, truncated, info
+
+    def _features(self, obs: dict[str, Any]) -> np.ndarray:
+        """The latest clip's features: from the cache when the env skipped rendering it,
+        else computed (or found) from the waveform and stored under its utterance key."""
+        key = getattr(self.env.unwrapped, "utterance_key", None)
+        if self._skip is not None and self._skip.last is not None and self._skip.last[0] == key:
+            return self._skip.last[1].copy()  # kept: a turn without a new clip shows it again
+        feats = self.tracker.features(obs["audio"], obs["audio_length"])
+        if self._skip is not None and key is not None and int(obs["audio_length"]) > 0:
+            self.tracker.disk.put(utterance_digest(key), feats)
+        return feats
 
     def _out(self, obs: dict[str, Any], feats: np.ndarray, delta: np.ndarray) -> dict[str, Any]:
         out = {k: obs[k] for k in self.observation_space.spaces if k in obs}
