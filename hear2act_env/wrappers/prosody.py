@@ -27,7 +27,9 @@ With ``drop_text=True`` (default) the Text keys are removed as well, so
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -167,11 +169,9 @@ class ProsodyFeatures(gym.Wrapper):
         self.keep_audio = bool(keep_audio)
         self.tracker = ProsodyTracker(cache_size, feature_cache)
         self._skip: SkipIfCached | None = None
-        base_env = env.unwrapped
-        if not keep_audio and self.tracker.disk is not None and hasattr(base_env, "skip_render"):
+        if not keep_audio and self.tracker.disk is not None:
             # features only: a clip whose features are cached is not even rendered
             self._skip = SkipIfCached(self.tracker.disk)
-            base_env.skip_render = self._skip
         obs: dict[str, spaces.Space[Any]] = {}
         for key, space in base.spaces.items():
             if key in AUDIO_KEYS and not keep_audio:
@@ -188,15 +188,31 @@ class ProsodyFeatures(gym.Wrapper):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        obs, info = self.env.reset(seed=seed, options=options)
+        with self._skipping():
+            obs, info = self.env.reset(seed=seed, options=options)
         feats = self._features(obs)
         feats, delta = self.tracker.reset_with(feats)
         return self._out(obs, feats, delta), info
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        obs, reward, terminated, truncated, info = self.env.step(action)
+        with self._skipping():
+            obs, reward, terminated, truncated, info = self.env.step(action)
         feats, delta = self.tracker.update_with(self._features(obs))
         return self._out(obs, feats, delta), reward, terminated, truncated, info
+
+    @contextlib.contextmanager
+    def _skipping(self) -> Iterator[None]:
+        """Let the env skip rendering cached clips for this call only (the base env, used
+        without this wrapper, always renders)."""
+        base = self.env.unwrapped
+        if self._skip is None or not hasattr(base, "skip_render"):
+            yield
+            return
+        base.skip_render = self._skip
+        try:
+            yield
+        finally:
+            base.skip_render = None
 
     def _features(self, obs: dict[str, Any]) -> np.ndarray:
         """The latest clip's features: from the cache when the env skipped rendering it,

@@ -119,6 +119,7 @@ def test_features_only_wrapper_skips_rendering_cached_clips_with_identical_obser
             if terminated or truncated:
                 break
         renders = env.unwrapped._speaker()[1].stats.misses
+        assert env.unwrapped.skip_render is None  # the base env alone always renders
         return seen, renders
 
     first, rendered = episode(tmp_path)
