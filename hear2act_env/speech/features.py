@@ -197,3 +197,18 @@ def _envelope_peaks(level: np.ndarray, voiced: np.ndarray, top: float) -> int:
 def _check_rate(sr: int) -> None:
     if sr != SAMPLE_RATE:
         raise ConfigError(f"features expect {SAMPLE_RATE} Hz audio, got sr={sr}")
+
+
+#: Feature values are clipped to this magnitude (their natural ranges are far inside it).
+FEATURE_BOUND = 1.0e4
+
+
+def bounded_features(wave: np.ndarray, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+    """``prosodic_features`` as float32 with NaN set to 0 and every value within
+    ``FEATURE_BOUND`` (what observations and the feature cache hold); zeros for silence."""
+    wave = np.asarray(wave, dtype=np.float32).reshape(-1)
+    if wave.size == 0 or not np.any(wave):
+        return np.zeros(len(FEATURE_NAMES), np.float32)
+    feats = prosodic_features(wave, sample_rate)
+    feats = np.nan_to_num(feats, nan=0.0, posinf=FEATURE_BOUND, neginf=-FEATURE_BOUND)
+    return np.clip(feats, -FEATURE_BOUND, FEATURE_BOUND).astype(np.float32)

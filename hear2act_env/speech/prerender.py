@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.protocol.catalog import possible_turns
 from hear2act_env.protocol.scenario import Scenario
@@ -48,24 +50,24 @@ def _render_part(args: tuple[list[Utterance], str | None, bool]) -> tuple[float,
     utts, root, features = args
     cache = AudioCache(root, memory_items=0)
     renderer = EspeakRenderer()
-    tracker = None
+    store = None
     if features:
         from hear2act_env.speech.cache import cache_key
-        from hear2act_env.speech.feature_cache import FeatureCache, utterance_digest
-        from hear2act_env.wrappers.prosody import ProsodyTracker
+        from hear2act_env.speech.feature_cache import FeatureCache, utterance_digest, waveform_key
+        from hear2act_env.speech.features import bounded_features
 
-        tracker = ProsodyTracker(0, FeatureCache(cache.root / "features"))
+        store = FeatureCache(cache.root / "features")
     seconds = 0.0
     for u in utts:
         wave = cache.render(renderer, u, copy=False)
         seconds += len(wave) / SAMPLE_RATE
-        if tracker is not None:
-            shown = wave[:DEFAULT_MAX_SAMPLES]
-            feats = tracker.features(shown, len(shown))
+        if store is not None:
+            shown = np.ascontiguousarray(wave[:DEFAULT_MAX_SAMPLES], dtype=np.float32)
+            feats = bounded_features(shown)
+            store.put(waveform_key(shown), feats)
             # also under the clip's utterance key (Hear2ActEnv.utterance_key): a features-only
             # reader then finds it without rendering
-            key = f"{cache_key(renderer, u)}:{DEFAULT_MAX_SAMPLES}"
-            tracker.disk.put(utterance_digest(key), feats)
+            store.put(utterance_digest(f"{cache_key(renderer, u)}:{DEFAULT_MAX_SAMPLES}"), feats)
     return seconds, cache.stats.misses
 
 

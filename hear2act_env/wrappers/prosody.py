@@ -40,14 +40,14 @@ from gymnasium import spaces
 from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.errors import ConfigError
 from hear2act_env.speech.feature_cache import SkipIfCached, utterance_digest, waveform_key
-from hear2act_env.speech.features import FEATURE_NAMES, prosodic_features
+from hear2act_env.speech.features import FEATURE_BOUND, FEATURE_NAMES, bounded_features
 
 __all__ = ["FEATURE_NAMES", "ProsodyFeatures", "ProsodyTracker", "N_PROSODY"]
 
 N_PROSODY = len(FEATURE_NAMES)
 AUDIO_KEYS = ("audio", "audio_length")
 #: Features are clipped to this magnitude (their natural ranges are far inside it).
-BOUND = 1.0e4
+BOUND = FEATURE_BOUND
 
 
 def _feature_cache(value: Any) -> Any:
@@ -102,10 +102,7 @@ class ProsodyTracker:
         self.misses += 1
         feats = self.disk.get(key) if self.disk is not None else None
         if feats is None or feats.shape != (N_PROSODY,):
-            feats = prosodic_features(wave, SAMPLE_RATE)
-            feats = np.clip(
-                np.nan_to_num(feats, nan=0.0, posinf=BOUND, neginf=-BOUND), -BOUND, BOUND
-            ).astype(np.float32)
+            feats = bounded_features(wave, SAMPLE_RATE)
             if self.disk is not None:
                 self.disk.put(key, feats)
         if self.cache_size:

@@ -32,7 +32,7 @@ def test_a_second_tracker_reads_the_features_from_disk(tmp_path, monkeypatch):
     def boom(*a, **k):  # the second tracker must not compute anything
         raise AssertionError("computed instead of read from the cache")
 
-    monkeypatch.setattr(prosody, "prosodic_features", boom)
+    monkeypatch.setattr(prosody, "bounded_features", boom)
     second = ProsodyTracker(disk_cache=FeatureCache(tmp_path))
     got = second.features(wave, wave.size)
     assert second.disk.hits == 1 and np.array_equal(got, expected)
