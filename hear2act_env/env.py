@@ -441,11 +441,12 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
             self.prosody_strength,
         )  # type: ignore[union-attr]
         # what the audio observation will hold: the clip's key and the buffer that cuts it
-        self.utterance_key = f"{cache_key(renderer, utt)}:{self.max_audio_samples}"
+        key = cache_key(renderer, utt)
+        self.utterance_key = f"{key}:{self.max_audio_samples}"
         if self.skip_render is not None and self.skip_render(self.utterance_key):
             self._audio_truncated = False
             return np.zeros(0, np.float32)  # the reader has what it needs under the key
-        wave = cache.render(renderer, utt, copy=False)
+        wave = cache.render(renderer, utt, copy=False, key=key)
         self._audio_truncated = len(wave) > self.max_audio_samples
         return wave[: self.max_audio_samples]
 

@@ -340,7 +340,7 @@ class LLMPolicy:
             return None, None, 0  # the wrapper's sentence is in the observation: no audio
         audio = latest_audio(observation)
         if audio is not None and audio.size:
-            self._clips.append(audio)
+            self._clips.append(audio.copy())  # the clip alone, not the padded buffer
         if self.perceiver is not None:
             needs_audio = getattr(self.perceiver, "needs_audio", True)
             if needs_audio and (audio is None or audio.size == 0):

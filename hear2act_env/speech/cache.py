@@ -102,13 +102,16 @@ class AudioCache:
         """Where the entry of ``key`` lives."""
         return self.root / key[:2] / f"{key}.h2a"
 
-    def render(self, renderer: Renderer, utt: Utterance, copy: bool = True) -> np.ndarray:
+    def render(
+        self, renderer: Renderer, utt: Utterance, copy: bool = True, key: str | None = None
+    ) -> np.ndarray:
         """The waveform of ``utt``, rendering it only when needed.
 
         A fresh float32 array, or with ``copy=False`` a read-only one shared with the cache
-        (for callers that only read it).
+        (for callers that only read it). ``key``: ``cache_key(renderer, utt)`` when the caller
+        has it already.
         """
-        key = cache_key(renderer, utt)
+        key = key if key is not None else cache_key(renderer, utt)
         with self._lock:
             hit = self._memory.get(key)
             if hit is not None:
