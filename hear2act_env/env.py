@@ -339,6 +339,13 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
         return "\n".join(f"{line}{tag}" for line, tag in self._log) + "\n"
 
     # -- wrapper-facing API --------------------------------------------------------------
+    @property
+    def last_user_turn(self) -> UserTurn | None:
+        """The latest user turn as realized (its full text, delivery label and state, whatever
+        the access condition shows): for tools that replay an episode for people
+        (``hear2act view``), never for agents."""
+        return getattr(self, "_last_turn", None)
+
     def lexical_view(self) -> LexicalView:
         """What the dialogue has said in words so far (see ``hear2act_env.lexical``).
 

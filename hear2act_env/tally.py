@@ -13,10 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ACTION_COUNTS", "EpisodeTally"]
+__all__ = ["ACTION_COUNTS", "STEP_ACTS", "EpisodeTally"]
 
 #: Keys of the per-episode action counts.
 ACTION_COUNTS = ("ask_targeted", "ask_open", "clarify", "recommend", "confirm", "invalid")
+#: Act index of each ``last_turn["act"]`` name in an episode's action trace (``steps``); an
+#: invalid action is stored as -1, which the env answers as it answers any invalid action.
+STEP_ACTS = {"ask": 0, "clarify": 1, "recommend": 2, "confirm": 3}
 
 
 @dataclass
@@ -25,6 +28,7 @@ class EpisodeTally:
 
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ACTION_COUNTS, 0))
     recommend_patterns: list[str] = field(default_factory=list)
+    steps: list[list[int]] = field(default_factory=list)  # (act, option, topic) per action
     reluctant_turns: int = 0  # user turns in state "reluctant" that the agent answered
     confirm_after_reluctant: int = 0  # of those, answered by an immediate CONFIRM
     total_reward: float = 0.0
@@ -42,6 +46,7 @@ class EpisodeTally:
         """Count one agent action from its step's ``info``."""
         turn = info["last_turn"]
         act = turn["act"]
+        self.steps.append([STEP_ACTS.get(act, -1), int(turn["option"]), int(turn["topic"])])
         if act == "ask":
             self.counts["ask_open" if turn["topic"] == 0 else "ask_targeted"] += 1
         elif act in self.counts:
@@ -76,6 +81,7 @@ class EpisodeTally:
             "actions": int(last["actions"]),
             "counts": dict(self.counts),
             "recommend_patterns": patterns,
+            "steps": [list(step) for step in self.steps],
             "accepted": sum(p[:3] == "r11" for p in patterns),
             "fullfit": patterns.count("r111"),
             "revealed": list(last["revealed"]),

@@ -1,7 +1,8 @@
 """The ``hear2act`` command: one parser, one module per command group.
 
 ``demo`` (demo.py); ``render``, ``perceive`` (speech.py); ``scenarios`` (scenarios.py);
-``benchmark``, ``eval``, ``report`` (evaluate.py); ``train``, ``rl-eval`` (rl.py). Shared flags
+``benchmark``, ``eval``, ``report`` (evaluate.py); ``train``, ``rl-eval`` (rl.py); ``view``
+(view.py), ``play`` (play.py), ``audit`` (audit.py). Shared flags
 live in options.py. Every handler returns an exit status; a ``Hear2ActError`` becomes a one-line
 message and exit status 2.
 """
@@ -18,7 +19,7 @@ __all__ = ["build_parser", "main"]
 
 
 def _commands() -> tuple[Callable[[argparse._SubParsersAction], None], ...]:
-    from hear2act_env.cli import demo, evaluate, rl, scenarios, speech
+    from hear2act_env.cli import audit, demo, evaluate, play, rl, scenarios, speech, view
 
     return (
         demo.add,
@@ -30,6 +31,9 @@ def _commands() -> tuple[Callable[[argparse._SubParsersAction], None], ...]:
         evaluate.add_report,
         rl.add_train,
         rl.add_rl_eval,
+        view.add,
+        play.add,
+        audit.add,
     )
 
 

@@ -71,6 +71,9 @@ class EpisodeRecord:
     actions: int = 0
     counts: dict[str, int] = field(default_factory=dict)  # ask_targeted, ask_open, clarify, ...
     recommend_patterns: list[str] = field(default_factory=list)  # agent recommendations only
+    #: The agent's actions in order, (act, option, topic) each (act -1: invalid): with the seed,
+    #: enough to replay the episode (``hear2act view``). Empty in records written before 0.2.
+    steps: list[list[int]] = field(default_factory=list)
     revealed: list[str] = field(default_factory=list)
     premature_closure: bool = False
     reluctant_turns: int = 0  # user turns in state "reluctant" that the agent answered
@@ -99,6 +102,13 @@ class EpisodeRecord:
             value = getattr(record, name)
             if not isinstance(value, kinds) or (bool in kinds) != isinstance(value, bool):
                 raise ValueError(f"field {name}: got {value!r}")
+        for step in record.steps:
+            if not (
+                isinstance(step, list)
+                and len(step) == 3
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in step)
+            ):
+                raise ValueError(f"field steps: got {step!r}, expected [act, option, topic]")
         if record.error_kind not in (None, *ERROR_KINDS):
             raise ValueError(f"field error_kind: got {record.error_kind!r}")
         return record
@@ -119,6 +129,7 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "seed": (int,),
     "counts": (dict,),
     "recommend_patterns": (list,),
+    "steps": (list,),
     "revealed": (list,),
     "agent_stats": (dict,),
     "error": (str, type(None)),
@@ -144,6 +155,7 @@ def record_from_parts(
         actions=parts["actions"],
         counts=dict(parts["counts"]),
         recommend_patterns=list(parts["recommend_patterns"]),
+        steps=[list(step) for step in parts.get("steps", ())],
         revealed=list(parts["revealed"]),
         premature_closure=parts["premature_closure"],
         reluctant_turns=parts["reluctant_turns"],

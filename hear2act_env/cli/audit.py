@@ -1,0 +1,155 @@
+"""``hear2act audit``: the human perception audit of a renderer (paper, appendix E).
+
+``hear2act audit --out DIR [--annotator NAME]`` makes the audit folder the first time (a
+balanced, paired, blind clip set from the test split, rendered by ``--renderer``) or reopens it,
+then serves the audit page; ``hear2act audit --score DIR [--json PATH]`` prints the scores in
+the layout of the paper's Table 11. See ``hear2act_env/listen/perception_audit.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hear2act_env.cli import options
+from hear2act_env.errors import ConfigError
+
+_LOCAL_HOST = "127.0.0.1"  # hear2act_env.listen.server.LOCAL_HOST, without importing it here
+#: Flags that only mean something when making or serving an audit (not with --score).
+_SERVE_ONLY = (
+    "clips",
+    "seed",
+    "renderer",
+    "prosody_strength",
+    "perceiver",
+    "annotator",
+    "cache_dir",
+)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.score is not None:
+        return _score(args)
+    if args.json is not None:
+        raise ConfigError("--json: only with --score")
+    from hear2act_env.listen import server
+    from hear2act_env.listen.audit_app import build_app
+    from hear2act_env.listen.perception_audit import check_annotator, open_or_create
+
+    if args.annotator is not None:
+        check_annotator(args.annotator)
+    say = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
+    audit, new = open_or_create(
+        Path(args.out),
+        clips=args.clips,
+        seed=args.seed,
+        renderer=args.renderer,
+        prosody_strength=args.prosody_strength,
+        perceiver=args.perceiver,
+        cache_dir=args.cache_dir,
+        progress=say,
+    )
+    s = audit.settings
+    print(
+        f"{'made' if new else 'reopened'} {audit.folder}: {len(audit.clips)} clips "
+        f"({audit.renderer['name']}, prosody strength {s['prosody_strength']}, seed {s['seed']}); "
+        f"reference perceiver: {audit.perceiver['source']}"
+    )
+    for name in audit.annotators():
+        store = audit.store(name)  # also checks the file (and cuts a torn last line)
+        print(f"  {name}: {len(store.labels)} of {store.total} labelled")
+    if args.annotator is not None:
+        store = audit.store(args.annotator)
+        if store.next_clip is None:
+            print(
+                f"{args.annotator} has labelled every clip; score with: hear2act audit --score {audit.folder}"
+            )
+    server.serve(build_app(audit, args.annotator), args.host, args.port, label="hear2act audit")
+    return 0
+
+
+def _score(args: argparse.Namespace) -> int:
+    from hear2act_env.listen.perception_audit import score_audit
+
+    given = [f"--{k.replace('_', '-')}" for k in _SERVE_ONLY if getattr(args, k, None) is not None]
+    if given:
+        raise ConfigError(f"{given[0]}: not used with --score (the folder records its settings)")
+    result = score_audit(Path(args.score))
+    print(result.markdown(), end="")
+    if args.json is not None:
+        import json
+
+        from hear2act_env.atomic import atomic_write
+
+        text = json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        atomic_write(Path(args.json), text.encode("utf-8"))
+        print(f"wrote {args.json}")
+    return 0
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "audit",
+        help="the human perception audit of a renderer: label reaction clips in the browser, "
+        "then score them (paper, appendix E)",
+        description="Make (or reopen) an audit folder of reaction clips from the test split, "
+        "half spoken with a resolved and half with an unresolved delivery of the same line, "
+        "and serve a page where one annotator labels them; or, with --score, compare the labels "
+        "with the truth, with each other and with the reference perceiver (paper, Table 11).",
+    )
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument(
+        "--out",
+        metavar="AUDIT_DIR",
+        help="the audit folder to make (first time) or reopen, then serve",
+    )
+    where.add_argument(
+        "--score", metavar="AUDIT_DIR", help="score the labels saved in this audit folder"
+    )
+    p.add_argument(
+        "--clips",
+        type=options.int_at_least(2),
+        default=None,
+        help="clips in a new audit, an even number: half resolved, half unresolved (default: 40)",
+    )
+    p.add_argument(
+        "--seed",
+        type=options.int_at_least(0),
+        default=None,
+        help="seed of the clip draw and of the listening orders (default: 0)",
+    )
+    p.add_argument(
+        "--renderer",
+        default=None,
+        metavar="SPEC",
+        help="espeak (default), or MODULE:NAME: an importable renderer, or a class or function "
+        "that makes one without arguments (e.g. a wrapper of TransformersTTSRenderer)",
+    )
+    options.add_prosody_strength(p)
+    p.add_argument(
+        "--perceiver",
+        default=None,
+        metavar="auto|shipped|train|PATH",
+        help="the reference perceiver: auto (default: the shipped one for espeak, else trained "
+        "on this renderer's train-split clips), shipped, train, or a model saved by "
+        "hear2act perceive --save",
+    )
+    options.add_cache_dir(p)
+    p.add_argument(
+        "--annotator",
+        default=None,
+        metavar="NAME",
+        help="serve this annotator only (letters, digits, -_.); default: the page asks",
+    )
+    p.add_argument(
+        "--host", default=_LOCAL_HOST, help=f"address to serve on (default: {_LOCAL_HOST})"
+    )
+    p.add_argument(
+        "--port", type=options.int_at_least(0), default=0, help="port (default: 0, any free one)"
+    )
+    p.add_argument(
+        "--json", default=None, metavar="PATH", help="with --score: also write JSON here"
+    )
+    # A reopened folder keeps its own strength: None means "as recorded" (or 1.0 when new).
+    p.set_defaults(func=run, prosody_strength=None)

@@ -1,0 +1,122 @@
+"""``hear2act play``: a person plays the assistant in the browser (``hear2act_env.listen.play``).
+
+    hear2act play --name ada [--realization prosody] [--access A+T] [--split test]
+        [--episodes 10] [--out runs/human/ada/results.jsonl] [--host 127.0.0.1] [--port 0]
+
+The episodes are recorded as agent ``human:NAME`` through the grid runner; running the same
+command again resumes after the last finished episode. Ctrl-C stops the server; the episode in
+progress is then not recorded (it is played again on resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hear2act_env.cli import options
+from hear2act_env.conditions import ACCESS
+from hear2act_env.errors import ConfigError
+from hear2act_env.listen.play import DEFAULT_EPISODES
+from hear2act_env.listen.server import LOCAL_HOST
+from hear2act_env.protocol.engine import REALIZATIONS
+
+
+def run(args: argparse.Namespace) -> int:
+    from hear2act_env.listen.play import (
+        LOCAL_HOSTS,
+        PlaySession,
+        default_output,
+        play_app,
+        play_config,
+    )
+    from hear2act_env.listen.server import serve
+
+    if args.port > 65535:
+        raise ConfigError(f"--port: got {args.port}, expected 0 (any free port) to 65535")
+    config = play_config(
+        args.name,
+        realization=args.realization,
+        access=args.access,
+        split=args.split,
+        episodes=args.episodes,
+        turn_cost=args.turn_cost,
+        scenario_file=args.scenario_file,
+    )
+    out = Path(args.out) if args.out else default_output(args.name)
+    session = PlaySession(config, out, log=lambda message: print(f"play: {message}", flush=True))
+    local = args.host in LOCAL_HOSTS
+    if not local:
+        print(
+            f"play: warning: listening on {args.host}: anyone who can reach it can play as "
+            f"{config.agents[0]} (the page has no login)",
+            file=sys.stderr,
+        )
+    app = play_app(session, allowed_hosts=LOCAL_HOSTS if local else None)
+    session.start()
+    try:
+        serve(app, host=args.host, port=args.port, label=f"hear2act play ({config.agents[0]})")
+    finally:
+        session.stop()
+    state = session.state()
+    print(
+        f"play: {state['recorded']} of {state['total']} episodes recorded in {out}"
+        + ("" if state["recorded"] == state["total"] else "; run the same command to go on")
+    )
+    return 0
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "play",
+        help="play the assistant yourself in the browser (recorded as agent human:NAME)",
+    )
+    p.add_argument(
+        "--name",
+        required=True,
+        help="your name in the records: letters, digits, '-', '_', '.' (the agent is human:NAME)",
+    )
+    p.add_argument(
+        "--realization",
+        default="prosody",
+        choices=REALIZATIONS,
+        help="prosody (the unmet need is heard in the voice) or explicit (default: prosody)",
+    )
+    p.add_argument(
+        "--access",
+        default="A+T",
+        choices=ACCESS,
+        help="what the page shows: T transcript, A audio, S state tag (default: A+T)",
+    )
+    options.add_split(p, "test")
+    p.add_argument(
+        "--episodes",
+        type=options.int_at_least(1),
+        default=DEFAULT_EPISODES,
+        help=f"episodes to play: a fixed subset of the split, the same for everyone "
+        f"(default: {DEFAULT_EPISODES})",
+    )
+    options.add_scenario_file(p)
+    p.add_argument(
+        "--turn-cost",
+        type=options.float_in(0.0, 10.0),
+        default=0.0,
+        help="reward subtracted per action (default: 0)",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        help="results file, resumed if present (default: runs/human/NAME/results.jsonl)",
+    )
+    p.add_argument(
+        "--host",
+        default=LOCAL_HOST,
+        help=f"address to listen on (default: {LOCAL_HOST}, this machine only)",
+    )
+    p.add_argument(
+        "--port",
+        type=options.int_at_least(0),
+        default=0,
+        help="port to listen on (default: 0, any free port)",
+    )
+    p.set_defaults(func=run)

@@ -1,0 +1,166 @@
+"""The web app of ``hear2act audit``: one annotator, one clip at a time (Starlette).
+
+Routes:
+
+- ``GET /``: the audit page of the annotator the server was started for; without one, a form
+  asks for a name and ``GET /?annotator=NAME`` is that annotator's page.
+- ``GET /api/state?annotator=NAME``: ``{annotator, labelled, total, clip}``; ``clip`` is the
+  next clip (``{id, audio, text}``) or ``null`` when all are labelled.
+- ``POST /api/label`` with ``{"clip": ID, "label": "resolved" | "unresolved"}`` (and
+  ``"annotator"`` when the server has no fixed one): saves the label, answers the next state.
+  Bad input is a 400 with ``{"error": ...}``; a clip that is not the annotator's current one (a
+  second tab, a double click) is a 409 with the error and the current ``state``.
+- ``GET /audio/<id>.<ext>``: a clip's audio; ``/static/...``: the shared CSS and ``audit.js``.
+
+Nothing served depends on a clip's class: the page and the API only know ``Audit.public``
+(id, audio address, words), and answers never say whether a label was right.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from hear2act_env.errors import ConfigError, MissingExtraError
+from hear2act_env.listen.perception_audit import (
+    LABELS,
+    Audit,
+    LabelConflict,
+    LabelStore,
+    check_annotator,
+)
+
+__all__ = ["build_app"]
+
+STATIC = Path(__file__).resolve().parent / "static"
+_MAX_BODY = 4096
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+def build_app(audit: Audit, annotator: str | None = None) -> Any:
+    """The Starlette app serving ``audit`` (to ``annotator`` only, when given)."""
+    try:
+        from starlette.applications import Starlette
+        from starlette.requests import Request
+        from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+        from starlette.routing import Mount, Route
+        from starlette.staticfiles import StaticFiles
+    except ImportError as exc:
+        raise MissingExtraError("listen", exc.name or "starlette") from None
+    from hear2act_env.listen.server import templates
+
+    if annotator is not None:
+        check_annotator(annotator)
+    env = templates()
+    stores: dict[str, LabelStore] = {}
+    lock = threading.Lock()
+
+    def store_for(name: str) -> LabelStore:
+        with lock:
+            if name not in stores:
+                stores[name] = audit.store(name)
+            return stores[name]
+
+    def state(store: LabelStore, name: str) -> dict[str, Any]:
+        nxt = store.next_clip
+        return {
+            "annotator": name,
+            "labelled": len(store.labels),
+            "total": store.total,
+            "clip": audit.public(nxt) if nxt is not None else None,
+        }
+
+    def error(message: str, status: int = 400, **extra: Any) -> Response:
+        return JSONResponse({"error": message, **extra}, status_code=status, headers=_NO_STORE)
+
+    def who(asked: object) -> str:
+        """The annotator of a request (``ConfigError`` for a bad or foreign name)."""
+        if annotator is not None:
+            if asked not in (None, annotator):
+                raise ConfigError(f"annotator: this server collects {annotator}'s labels only")
+            return annotator
+        if asked is None:
+            raise ConfigError("annotator: missing (give your annotator name)")
+        return check_annotator(asked)
+
+    def start(status: int = 200, message: str | None = None, name: str = "") -> Response:
+        html = env.get_template("audit_start.html").render(
+            error=message, name=name, total=len(audit.clips)
+        )
+        return HTMLResponse(html, status_code=status, headers=_NO_STORE)
+
+    async def index(request: Request) -> Response:
+        asked = request.query_params.get("annotator")
+        if annotator is None and asked is None:
+            return start()
+        try:
+            name = who(asked)
+        except ConfigError as exc:
+            return start(400, str(exc), str(asked or ""))
+        try:
+            current = state(store_for(name), name)
+        except ConfigError as exc:  # a damaged label file
+            return start(500, str(exc), name)
+        html = env.get_template("audit.html").render(state=current)
+        return HTMLResponse(html, headers=_NO_STORE)
+
+    async def api_state(request: Request) -> Response:
+        try:
+            name = who(request.query_params.get("annotator"))
+        except ConfigError as exc:
+            return error(str(exc))
+        try:
+            return JSONResponse(state(store_for(name), name), headers=_NO_STORE)
+        except ConfigError as exc:
+            return error(str(exc), 500)
+
+    async def api_label(request: Request) -> Response:
+        body = await request.body()
+        if len(body) > _MAX_BODY:
+            return error(f"the request body is over {_MAX_BODY} bytes")
+        try:
+            data = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return error('expected a JSON object {"clip": ID, "label": "resolved" or "unresolved"}')
+        if not isinstance(data, dict):
+            return error('expected a JSON object {"clip": ID, "label": "resolved" or "unresolved"}')
+        try:
+            name = who(data.get("annotator"))
+        except ConfigError as exc:
+            return error(str(exc))
+        clip, label = data.get("clip"), data.get("label")
+        if not isinstance(clip, str) or clip not in audit.by_id:
+            return error(f"clip: {clip!r} is not a clip of this audit")
+        if label not in LABELS:
+            return error(f"label: expected resolved or unresolved, got {label!r}")
+        try:
+            store = store_for(name)
+        except ConfigError as exc:
+            return error(str(exc), 500)
+        try:
+            store.add(clip, label)
+        except LabelConflict as exc:
+            return error(str(exc), 409, state=state(store, name))
+        except OSError as exc:
+            return error(f"could not save the label ({exc.strerror})", 500)
+        return JSONResponse(state(store, name), headers=_NO_STORE)
+
+    async def audio(request: Request) -> Response:
+        file = request.path_params["file"]
+        clip = audit.by_id.get(file.partition(".")[0])
+        if clip is None or clip.audio != f"audio/{file}":
+            return error("no such clip audio", 404)
+        media = "audio/ogg" if file.endswith(".ogg") else "audio/wav"
+        return FileResponse(audit.folder / clip.audio, media_type=media)
+
+    return Starlette(
+        routes=[
+            Route("/", index),
+            Route("/api/state", api_state),
+            Route("/api/label", api_label, methods=["POST"]),
+            Route("/audio/{file}", audio),
+            Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        ]
+    )

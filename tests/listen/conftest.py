@@ -1,0 +1,1 @@
+from tests.listen.browser import browser  # noqa: F401 - the fixture
