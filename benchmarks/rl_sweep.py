@@ -46,13 +46,16 @@ def train_sweep(
     extra: Sequence[str] = (),
     audio_init: str | None = "T",
     chain_above: float | None = 0.05,
+    audio_encoder: str = "features",
 ) -> None:
     """Train every missing run, ``jobs`` processes at a time.
 
     Warm starts (each waits for its source run):
 
     - with ``audio_init`` (an access condition, default T), each run with audio starts from
-      that condition's run of the same realization, turn cost and seed;
+      that condition's run of the same realization, turn cost and seed (with
+      ``audio_encoder="learned"`` too: that trains the learned-encoder arm of each audio
+      access, in folders named ``...-learned-...``);
     - with ``chain_above`` (default 0.05), each text run whose turn cost is above it starts
       from the same condition's run at the next lower cost of ``costs`` (a cost curriculum:
       from scratch, PPO at high costs falls into the "confirm at once" local optimum).
@@ -61,14 +64,17 @@ def train_sweep(
     for access in sorted(accesses, key=lambda a: Access.parse(a).audio):  # text runs first
         for realization in realizations:
             for cost in costs:
-                out = root / run_name(realization, access, cost, seed)
+                with_audio = Access.parse(access).audio
+                encoder = audio_encoder if with_audio else "features"
+                out = root / run_name(realization, access, cost, seed, encoder)
                 if (out / "model.zip").is_file():
                     continue
-                with_audio = Access.parse(access).audio
                 steps = audio_timesteps if with_audio else timesteps
                 cmd = [sys.executable, "-m", "hear2act_env.cli", "train", "--access", access]
                 cmd += ["--realization", realization, "--turn-cost", f"{cost:g}"]
                 cmd += ["--timesteps", str(steps), "--seed", str(seed), "--out", str(out)]
+                if with_audio:
+                    cmd += ["--audio-encoder", encoder]
                 if scenarios:
                     cmd += ["--scenario-file", scenarios]
                 needs = None
@@ -138,6 +144,12 @@ def main(argv: list[str] | None = None) -> int:
         help="warm-start audio runs from this condition's run ('' = from scratch)",
     )
     t.add_argument("--seed", type=int, default=0)
+    t.add_argument(
+        "--audio-encoder",
+        default="features",
+        choices=["features", "learned"],
+        help="how the audio runs hear (their run folders say -learned for a learned encoder)",
+    )
     t.add_argument("--jobs", type=int, default=2)
     t.add_argument(
         "--scenario-file", default=None, help="a scenario file (default: the shipped bank)"
@@ -174,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             extra,
             args.audio_init or None,
             args.chain_above if args.chain_above >= 0 else None,
+            args.audio_encoder,
         )
     elif args.step == "eval":
         records = evaluate_sweep(root, args.runs, args.split)

@@ -25,10 +25,27 @@ from hear2act_env.evaluation.stats import Estimate, bootstrap, paired_difference
 #: The turn costs of the sweep on bank version 2 (docs/rl.md); version 1 also had 0, 0.02, 0.1.
 COSTS = (0.05, 0.2)
 ACCESSES = ("T", "A+T", "T+S")
+#: A PPO agent's arm: its access condition, and "A+T learned" for a learned audio encoder.
+LEARNED = "A+T learned"
+ARMS = ("T", "A+T", LEARNED, "T+S")
 REALIZATIONS = ("prosody", "explicit")
 BASELINES = {"prober": "T", "state-aware": "T+S"}  # rule agent -> the condition it is shown in
 METRICS = (M.SUCCESS, M.ACCEPT, M.FULLFIT, M.RETURN, M.ACTIONS)
-PAIRS = (("T", "A+T"), ("T", "T+S"), ("A+T", "T+S"))
+PAIRS = (
+    ("T", "A+T"),
+    ("T", "T+S"),
+    ("A+T", "T+S"),
+    ("T", LEARNED),
+    ("A+T", LEARNED),
+    (LEARNED, "T+S"),
+)
+
+
+def arm_of(config: dict[str, Any]) -> str:
+    """The arm of a run's ``config`` (``TrainConfig`` fields)."""
+    if config.get("audio_encoder", "features") == "learned":
+        return f"{config['access']} learned"
+    return str(config["access"])
 
 
 def finished_runs(root: Path) -> list[Path]:
@@ -58,7 +75,8 @@ def load_sweep(root: Path) -> dict[Cell, list[EpisodeRecord]]:
         cost = float(manifest["config"]["env_kwargs"].get("turn_cost", 0.0))
         for r in load_records(path):
             if r.key.agent.startswith("ppo:"):
-                label = f"PPO({r.key.access})"
+                config = configs.get(r.key.agent)
+                label = f"PPO({arm_of(config) if config else r.key.access})"
             elif BASELINES.get(r.key.agent) == r.key.access:
                 label = f"{r.key.agent} ({r.key.access})"
             else:
@@ -155,7 +173,7 @@ def _fmt(e: Estimate, digits: int) -> str:
 
 
 def _order(cell: Cell) -> tuple:
-    agents = ["PPO(T)", "PPO(A+T)", "PPO(T+S)", "prober (T)", "state-aware (T+S)"]
+    agents = [f"PPO({a})" for a in ARMS] + ["prober (T)", "state-aware (T+S)"]
     rank = agents.index(cell.agent) if cell.agent in agents else len(agents)
     return (REALIZATIONS.index(cell.realization), cell.cost, rank)
 
@@ -241,6 +259,7 @@ def plot_return_vs_cost(
     style = {
         "PPO(T)": ("tab:blue", "-", "o"),
         "PPO(A+T)": ("tab:green", "-", "s"),
+        f"PPO({LEARNED})": ("tab:purple", "-", "D"),
         "PPO(T+S)": ("tab:red", "-", "^"),
         "prober (T)": ("tab:blue", ":", None),
         "state-aware (T+S)": ("tab:red", ":", None),
@@ -263,7 +282,11 @@ def plot_return_vs_cost(
                 ax.legend(fontsize=8)
         if diffs:
             ax = axes[2][j]
-            for other, color, marker in (("A+T", "tab:green", "s"), ("T+S", "tab:red", "^")):
+            for other, color, marker in (
+                ("A+T", "tab:green", "s"),
+                (LEARNED, "tab:purple", "D"),
+                ("T+S", "tab:red", "^"),
+            ):
                 pts = sorted(
                     (cost, v["mean_return"])
                     for (r, cost, a, b), v in diffs.items()
@@ -308,21 +331,22 @@ def plot_learning_curves(root: Path, path: Path, extra: Sequence[Path] = ()) -> 
         squeeze=False,
         sharey=True,
     )
-    colors = {"T": "tab:blue", "A+T": "tab:green", "T+S": "tab:red"}
+    colors = {"T": "tab:blue", "A+T": "tab:green", LEARNED: "tab:purple", "T+S": "tab:red"}
     for run, c in configs.items():
         ax = axes[realizations.index(c["realization"])][costs.index(float(c["turn_cost"]))]
         with (run / "progress.csv").open() as fh:
             rows = list(csv.DictReader(fh))
         xs = [int(r["timesteps"]) for r in rows if r.get("eval_return")]
         ys = [float(r["eval_return"]) for r in rows if r.get("eval_return")]
+        arm = arm_of(c)
         if run in extra_runs:
-            style, label = ":", f"PPO({c['access']}) from scratch (ablation)"
+            style, label = ":", f"PPO({arm}) from scratch (ablation)"
         elif c.get("init_from"):
-            style, label = "--", f"PPO({c['access']}) warm-started"
+            style, label = "--", f"PPO({arm}) warm-started"
         else:
-            style, label = "-", f"PPO({c['access']})"
+            style, label = "-", f"PPO({arm})"
         alpha = 1.0 if int(c["seed"]) == 0 else 0.45
-        ax.plot(xs, ys, color=colors.get(c["access"]), ls=style, alpha=alpha, label=label)
+        ax.plot(xs, ys, color=colors.get(arm), ls=style, alpha=alpha, label=label)
         ax.set_title(f"{c['realization']}, turn cost {float(c['turn_cost']):g}", fontsize=9)
         ax.grid(alpha=0.3)
     for ax in axes[-1]:
@@ -395,7 +419,7 @@ def decision_table(root: Path, split: str = "test", runs: int = 2) -> str:
     seeds: dict[tuple[str, str, float], list[int]] = defaultdict(list)
     for run in finished_runs(root):
         c = json.loads((run / "config.json").read_text())["config"]
-        key = (c["realization"], c["access"], float(c["turn_cost"]))
+        key = (c["realization"], arm_of(c), float(c["turn_cost"]))
         d = decision_rates(run, split, runs)
         seeds[key].append(int(c["seed"]))
         for g in ("resolved", "unresolved"):
@@ -412,7 +436,7 @@ def decision_table(root: Path, split: str = "test", runs: int = 2) -> str:
         "| immediate CONFIRM if resolved | immediate CONFIRM if unresolved |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    order = {a: i for i, a in enumerate(ACCESSES)}
+    order = {a: i for i, a in enumerate(ARMS)}
     for key in sorted(pooled, key=lambda k: (REALIZATIONS.index(k[0]), k[2], order.get(k[1], 9))):
         p = pooled[key]
         lines.append(

@@ -2,6 +2,7 @@
 the time goes (rendering, prosodic features, engine, observation wrappers, PPO itself).
 
     python benchmarks/rl_throughput.py [--steps 8192] [--audio-steps 2048] [--access T T+S A+T]
+        [--audio-encoder features learned] [--warm] [--subproc] [--cache-dir DIR]
 
 For each access condition the full training stack (``hear2act_agents.rl.envs.make_env``) runs under
 ``MaskablePPO.learn`` in a ``DummyVecEnv`` (everything in this process, so it can be timed)
@@ -9,11 +10,18 @@ with the training defaults (8 envs for text, 4 for audio, 2048 steps per rollout
 wrapped around the entry points split the wall time:
 
 - render: ``Hear2ActEnv._speak`` (espeak-ng synthesis, resampling, the audio cache)
-- features: ``ProsodyTracker.features`` (pitch track, energy, rate, pauses)
+- features: ``ProsodyTracker.features`` (pitch track, energy, rate, pauses), or with a learned
+  audio encoder ``LogMelTracker.summary`` (the log-mel spectrogram; the encoder itself runs
+  inside PPO's forward passes and updates, so its cost is in ``ppo``)
 - engine: ``Hear2ActEnv.reset``/``step`` minus render (user engine, realizer, transcript, info)
 - structured: ``StructuredObservation.observation`` (the lexical view as arrays)
 - encode+mask: ``RLObservation.observation`` and ``action_masks``
 - ppo: the rest (policy forward passes during rollouts, GAE, gradient updates, VecEnv glue)
+
+Each audio condition runs once per ``--audio-encoder`` (``features``: the 8 handcrafted prosodic
+features, ``learned``: the convolutional encoder over log-mel spectrograms, row ``A+T learned``).
+The caches live in ``--cache-dir`` (default: a fresh temporary folder, so the first run of each
+condition is cold whatever earlier runs left in the user's cache).
 
 The reference, measured in the same run, is SB3's ``PPO`` on Gymnasium's ``CartPole-v1`` with
 the same settings (8 envs in a ``DummyVecEnv``, 2048 steps per rollout, batch 256, 10 epochs,
@@ -32,6 +40,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import tempfile
 import time
 from collections import defaultdict
 
@@ -58,11 +67,13 @@ def instrument() -> None:
     """Wrap the entry points with timers (once per process)."""
     from hear2act_agents.rl.encoding import RLObservation
     from hear2act_env.env import Hear2ActEnv
+    from hear2act_env.wrappers.logmel import LogMelTracker
     from hear2act_env.wrappers.prosody import ProsodyTracker
     from hear2act_env.wrappers.structured import StructuredObservation
 
     _timed(Hear2ActEnv, "_speak", "render")
     _timed(ProsodyTracker, "features", "features")
+    _timed(LogMelTracker, "summary", "features")
     _timed(Hear2ActEnv, "step", "env")
     _timed(Hear2ActEnv, "reset", "env")
     _timed(StructuredObservation, "observation", "structured")
@@ -70,7 +81,9 @@ def instrument() -> None:
     _timed(RLObservation, "action_masks", "encode+mask")
 
 
-def run(access: str, steps: int, vec: str, seed: int = 0) -> tuple[float, dict[str, float]]:
+def run(
+    access: str, steps: int, vec: str, seed: int = 0, audio_encoder: str = "features"
+) -> tuple[float, dict[str, float]]:
     """Steps per second of ``MaskablePPO.learn`` and the time share of each bucket."""
     import torch
     from sb3_contrib import MaskablePPO
@@ -81,12 +94,16 @@ def run(access: str, steps: int, vec: str, seed: int = 0) -> tuple[float, dict[s
     from hear2act_agents.rl.training import TrainConfig
 
     torch.set_num_threads(1)
-    config = TrainConfig(access=access, timesteps=steps, seed=seed)
-    spec = EncoderSpec.for_access(access)  # unscaled prosody: same cost
+    from hear2act_env.speech.logmel import LogMelSettings
+
+    config = TrainConfig(access=access, timesteps=steps, seed=seed, audio_encoder=audio_encoder)
+    logmel = LogMelSettings().to_dict() if config.learned else None
+    # unscaled prosody: same cost
+    spec = EncoderSpec.for_access(access, audio_encoder=config.audio_encoder, logmel=logmel)
     n_envs = config.resolved_n_envs()
     thunks = env_thunks(n_envs, spec=spec, **config.env_args())
     venv = SubprocVecEnv(thunks) if vec == "subproc" else DummyVecEnv(thunks)
-    model = MaskablePPO("MlpPolicy", venv, **config.ppo_kwargs())
+    model = MaskablePPO(config.policy, venv, **config.ppo_kwargs())
     TIMES.clear()
     start = time.perf_counter()
     model.learn(total_timesteps=steps)
@@ -122,6 +139,16 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=8192, help="PPO steps for text conditions")
     parser.add_argument("--audio-steps", type=int, default=2048, help="PPO steps with audio")
     parser.add_argument("--access", nargs="*", default=["T", "T+S", "A+T"])
+    parser.add_argument(
+        "--audio-encoder",
+        nargs="*",
+        default=["features"],
+        choices=["features", "learned"],
+        help="how audio conditions hear (each is timed)",
+    )
+    parser.add_argument(
+        "--cache-dir", default=None, help="audio and feature caches (default: a fresh temp folder)"
+    )
     parser.add_argument("--subproc", action="store_true", help="also time audio in subprocesses")
     parser.add_argument(
         "--warm",
@@ -131,29 +158,37 @@ def main() -> None:
         "--features`)",
     )
     args = parser.parse_args()
+    os.environ["HEAR2ACT_CACHE_DIR"] = args.cache_dir or tempfile.mkdtemp(prefix="h2a-rlbench-")
     instrument()
     cols = ("render", "features", "engine", "structured", "encode+mask", "ppo")
     print(f"cores: {os.cpu_count()}")
     ref = reference(args.steps)
     print(f"reference: PPO on CartPole-v1, same settings: {ref:.0f} steps/s")
-    head = f"{'access':<8}{'vec':<9}{'steps/s':>9}{'xCartPole':>11}"
+    head = f"{'access':<12}{'vec':<9}{'steps/s':>9}{'xCartPole':>11}"
     head += "".join(f"{c:>13}" for c in cols)
     print(head)
     print("-" * len(head))
-    for access in args.access:
+    arms = [
+        (access, encoder)
+        for access in args.access
+        for encoder in (args.audio_encoder if Access.parse(access).audio else ["features"])
+    ]
+    for access, encoder in arms:
         with_audio = Access.parse(access).audio
         steps = args.audio_steps if with_audio else args.steps
-        fps, shares = run(access, steps, "dummy")
+        label = f"{access} learned" if encoder == "learned" else access
+        fps, shares = run(access, steps, "dummy", audio_encoder=encoder)
         cells = "".join(f"{100 * shares.get(c, 0.0):>12.1f}%" for c in cols)
-        print(f"{access:<8}{'dummy':<9}{fps:>9.0f}{fps / ref:>11.3f}{cells}", flush=True)
+        print(f"{label:<12}{'dummy':<9}{fps:>9.0f}{fps / ref:>11.3f}{cells}", flush=True)
         if args.warm and with_audio:
-            fps, shares = run(access, steps, "dummy")  # new envs: only the disk caches are warm
+            # new envs: only the disk caches are warm
+            fps, shares = run(access, steps, "dummy", audio_encoder=encoder)
             cells = "".join(f"{100 * shares.get(c, 0.0):>12.1f}%" for c in cols)
-            print(f"{access:<8}{'warm':<9}{fps:>9.0f}{fps / ref:>11.3f}{cells}", flush=True)
+            print(f"{label:<12}{'warm':<9}{fps:>9.0f}{fps / ref:>11.3f}{cells}", flush=True)
         if args.subproc and with_audio:
-            fps, _ = run(access, steps, "subproc")
+            fps, _ = run(access, steps, "subproc", audio_encoder=encoder)
             blank = "".join(f"{'':>13}" for _ in cols)
-            print(f"{access:<8}{'subproc':<9}{fps:>9.0f}{fps / ref:>11.3f}{blank}", flush=True)
+            print(f"{label:<12}{'subproc':<9}{fps:>9.0f}{fps / ref:>11.3f}{blank}", flush=True)
     print(
         "shares of PPO training wall time; 'ppo' = policy inference in rollouts, updates and "
         "VecEnv glue"

@@ -12,7 +12,11 @@ with S and ``prosody``/``prosody_delta`` from ``ProsodyFeatures`` with A) into a
 | revealed, asked, turn | 3 + 9 + 1 | needs said, topics asked, actions / budget |
 | derived (``derived=True``) | 29 | per option "meets everything said" (11), the current option's fit row (4) and whether it meets everything said (1), one-hot of the best known fit (``baselines.best_known_fit``, 11), whether that is the current option (1), share of options still consistent (1) |
 | state (with S) | 5 | one-hot of the state tag (0 withheld .. 4 rejection) |
-| prosody (with A) | 16 | ``prosody`` and ``prosody_delta``, standardized with the run's scaler, clipped to +-5 |
+| prosody (with A, ``audio_encoder="features"``) | 16 | ``prosody`` and ``prosody_delta``, standardized with the run's scaler, clipped to +-5 |
+
+With ``audio_encoder="learned"`` the vector has no prosody part: the observation is a ``Dict``
+of ``vector`` (the parts above) and ``logmel`` (``LogMelObservation``: the latest user turn's
+and the first user turn's log-mel spectrograms), read by ``audio_encoder.AudioTextExtractor``.
 
 The derived part is a deterministic function of the other parts (what the words said); it only
 spares the network from learning an argmax over options. Nothing here reads the env.
@@ -23,7 +27,7 @@ MaskablePPO).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
@@ -32,14 +36,20 @@ from gymnasium import spaces
 from hear2act_agents.baselines import best_known_fit
 from hear2act_agents.rl.actions import action_mask
 from hear2act_env.conditions import Access
+from hear2act_env.errors import ConfigError
 from hear2act_env.lexical import SURFACES
 from hear2act_env.protocol.engine import N_OPTIONS, N_TOPICS
 from hear2act_env.wrappers.prosody import N_PROSODY
 
-__all__ = ["EncoderSpec", "RLObservation", "encode"]
+__all__ = ["AUDIO_ENCODERS", "AudioEncoder", "EncoderSpec", "RLObservation", "encode"]
 
 N_STATES = 5
 CLIP = 5.0
+
+#: How a policy with audio hears it: the 8 handcrafted prosodic features, or a convolutional
+#: encoder over the log-mel spectrogram trained with the policy.
+AudioEncoder = Literal["features", "learned"]
+AUDIO_ENCODERS: tuple[str, ...] = ("features", "learned")
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,23 @@ class EncoderSpec:
     derived: bool = True
     prosody_mean: tuple[float, ...] | None = None  # 2 * N_PROSODY values (prosody, delta)
     prosody_scale: tuple[float, ...] | None = None
+    audio_encoder: AudioEncoder = "features"
+    logmel: dict[str, Any] | None = None  # LogMelSettings.to_dict() of a learned encoder
+
+    def __post_init__(self) -> None:
+        if self.audio_encoder not in AUDIO_ENCODERS:
+            raise ConfigError(
+                f"audio_encoder: got {self.audio_encoder!r}, expected one of {list(AUDIO_ENCODERS)}"
+            )
+        if self.learned and not self.with_audio:
+            raise ConfigError(
+                "audio_encoder: 'learned' needs an access condition with audio (A+T or A+T+S)"
+            )
+
+    @property
+    def learned(self) -> bool:
+        """Whether the audio is read by a learned encoder (a ``Dict`` observation)."""
+        return self.audio_encoder == "learned"
 
     @classmethod
     def for_access(cls, access: str | Access, derived: bool = True, **kw: Any) -> EncoderSpec:
@@ -65,7 +92,7 @@ class EncoderSpec:
             parts.append(("derived", N_OPTIONS + 4 + 1 + N_OPTIONS + 1 + 1))
         if self.with_state:
             parts.append(("state", N_STATES))
-        if self.with_audio:
+        if self.with_audio and not self.learned:
             parts.append(("prosody", 2 * N_PROSODY))
         return parts
 
@@ -127,7 +154,7 @@ def encode(obs: dict[str, Any], spec: EncoderSpec) -> np.ndarray:
         ]
     if spec.with_state:
         parts.append(_one_hot(obs.get("state", 0), N_STATES))
-    if spec.with_audio:
+    if spec.with_audio and not spec.learned:
         raw = np.concatenate(
             [np.asarray(obs["prosody"], np.float32), np.asarray(obs["prosody_delta"], np.float32)]
         )
@@ -140,7 +167,8 @@ def encode(obs: dict[str, Any], spec: EncoderSpec) -> np.ndarray:
 
 
 class RLObservation(gym.ObservationWrapper):
-    """Numeric ``Dict`` (structured view, state, prosody) -> flat ``Box`` via ``encode``.
+    """Numeric ``Dict`` (structured view, state, prosody) -> flat ``Box`` via ``encode``; with a
+    learned audio encoder, ``Dict(vector=Box, logmel=Box)`` (the spectrograms pass through).
 
     ``action_masks()`` gives ``actions.action_mask`` of the latest observation (MaskablePPO reads
     it through the vector env), so stack ``FactoredActions`` on top of this wrapper.
@@ -150,12 +178,26 @@ class RLObservation(gym.ObservationWrapper):
         super().__init__(env)
         self.encoder_spec = spec
         self.prune = prune
-        self.observation_space = spaces.Box(-CLIP, CLIP, (spec.size,), np.float32)
+        vector = spaces.Box(-CLIP, CLIP, (spec.size,), np.float32)
+        self.observation_space: spaces.Space[Any] = vector
+        if spec.learned:
+            inner = env.observation_space
+            if not isinstance(inner, spaces.Dict) or "logmel" not in inner.spaces:
+                raise ConfigError(
+                    "RLObservation: a learned audio encoder needs a 'logmel' observation "
+                    "(wrap the env in LogMelObservation)"
+                )
+            self.observation_space = spaces.Dict(
+                {"vector": vector, "logmel": inner.spaces["logmel"]}
+            )
         self._last: dict[str, Any] | None = None
 
-    def observation(self, observation: dict[str, Any]) -> np.ndarray:
+    def observation(self, observation: dict[str, Any]) -> Any:
         self._last = observation
-        return encode(observation, self.encoder_spec)
+        x = encode(observation, self.encoder_spec)
+        if self.encoder_spec.learned:
+            return {"vector": x, "logmel": np.asarray(observation["logmel"], np.float32)}
+        return x
 
     def action_masks(self) -> np.ndarray:
         """Which of the 22 factored actions are allowed now."""

@@ -5,6 +5,7 @@
     Hear2ActEnv(realization, access, turn_cost, split, ...)
     -> StructuredObservation            (what the words said; state with S)
     -> ProsodyFeatures                  (with A: audio -> prosody, prosody_delta; text dropped)
+       or LogMelObservation             (with A and a learned encoder: audio -> logmel)
     -> ShuffleOptions                   (training only: a fresh option order every episode)
     -> RLObservation(EncoderSpec)       (flat Box; action_masks())
     -> FactoredActions                  (Discrete(22))
@@ -130,10 +131,17 @@ def base_env(
     )
 
 
-def numeric_env(env: gym.Env) -> gym.Env:
-    """The numeric ``Dict`` view of a raw env: structured keys (+ state, + prosody with A)."""
+def numeric_env(env: gym.Env, spec: EncoderSpec | None = None) -> gym.Env:
+    """The numeric ``Dict`` view of a raw env: structured keys (+ state, + prosody with A, or
+    + logmel with A when ``spec`` has a learned audio encoder)."""
     if "audio" in env.observation_space.spaces:  # type: ignore[attr-defined]
-        return ProsodyFeatures(StructuredObservation(env, keep_text=True))
+        structured = StructuredObservation(env, keep_text=True)
+        if spec is not None and spec.learned:
+            from hear2act_env.speech.logmel import LogMelSettings
+            from hear2act_env.wrappers.logmel import LogMelObservation
+
+            return LogMelObservation(structured, LogMelSettings.from_dict(spec.logmel))
+        return ProsodyFeatures(structured)
     return StructuredObservation(env, keep_text=False)
 
 
@@ -154,7 +162,7 @@ def make_env(
     raw = RecordHear2ActMetrics(
         base_env(access, realization, turn_cost, split, scenarios, env_kwargs)
     )
-    env = numeric_env(raw)
+    env = numeric_env(raw, spec)
     if shuffle_options:
         env = ShuffleOptions(env)
     env = BudgetEndIsTerminal(FactoredActions(RLObservation(env, spec, prune=prune)))

@@ -4,7 +4,9 @@ The adapter has ``observation_kind = "structured"``: the runner gives it the env
 plus the ``StructuredObservation`` keys (text kept, and with A the raw ``audio`` /
 ``audio_length``). It rebuilds exactly the training observation from those: the prosodic
 features through its own ``ProsodyTracker`` (reference = the episode's first user turn, cached
-per utterance), then ``encoding.encode`` with the run's saved ``EncoderSpec``; it asks the model
+per utterance; with a learned audio encoder, the log-mel spectrograms through a
+``LogMelTracker`` with the run's saved settings), then ``encoding.encode`` with the run's saved
+``EncoderSpec``; it asks the model
 for the greedy action under the same action mask as in training and maps the factored action
 back to the env's (act, option, topic).
 
@@ -113,7 +115,15 @@ class RLPolicy(Policy):
         self.name = name or (
             f"ppo[{run['access']},{run['realization']},c={run['turn_cost']:g},s={run['seed']}]"
         )
-        self._tracker = ProsodyTracker(disk_cache=True) if self.spec.with_audio else None
+        self._tracker: Any = None
+        if self.spec.learned:
+            from hear2act_env.speech.logmel import LogMelSettings
+            from hear2act_env.wrappers.logmel import LogMelTracker
+
+            settings = LogMelSettings.from_dict(self.spec.logmel)
+            self._tracker = LogMelTracker(settings, disk_cache=True)
+        elif self.spec.with_audio:
+            self._tracker = ProsodyTracker(disk_cache=True)
         self._actions = 0
 
     def _numeric(self, observation: dict[str, Any], first: bool) -> dict[str, Any]:
@@ -125,7 +135,10 @@ class RLPolicy(Policy):
                     "play it in an access condition with A"
                 )
             update = self._tracker.reset if first else self._tracker.update
-            obs["prosody"], obs["prosody_delta"] = update(obs["audio"], obs["audio_length"])
+            if self.spec.learned:
+                obs["logmel"] = update(obs["audio"], obs["audio_length"])
+            else:
+                obs["prosody"], obs["prosody_delta"] = update(obs["audio"], obs["audio_length"])
         return obs
 
     def reset(self, observation: dict[str, Any], seed: int | None = None) -> None:
@@ -134,7 +147,9 @@ class RLPolicy(Policy):
 
     def act(self, observation: dict[str, Any]) -> np.ndarray:
         obs = self._numeric(observation, first=False)
-        x = encode(obs, self.spec)
+        x: Any = encode(obs, self.spec)
+        if self.spec.learned:
+            x = {"vector": x, "logmel": obs["logmel"]}
         kw: dict[str, Any] = {}
         if self.masked:
             kw["action_masks"] = action_mask(

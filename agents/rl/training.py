@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from hear2act_agents.rl.encoding import EncoderSpec
+from hear2act_agents.rl.encoding import AUDIO_ENCODERS, EncoderSpec
 from hear2act_env.conditions import Access
 from hear2act_env.errors import ConfigError, MissingExtraError
 from hear2act_env.protocol.engine import REALIZATIONS
@@ -80,6 +80,9 @@ class TrainConfig:
     scaler_episodes: int = 60
     torch_threads: int = 1
     env_kwargs: dict[str, Any] = field(default_factory=dict)
+    # with A: "features" (the 8 handcrafted prosodic features) or "learned" (a convolutional
+    # encoder over log-mel spectrograms, trained with the policy: audio_encoder.py)
+    audio_encoder: str = "features"
 
     def __post_init__(self) -> None:
         Access.parse(self.access)  # a ConfigError names the field and the accepted values
@@ -93,12 +96,31 @@ class TrainConfig:
             raise ConfigError(f"timesteps: got {self.timesteps}, expected >= 1")
         if self.vec not in ("auto", "dummy", "subproc"):
             raise ConfigError(f"vec: got {self.vec!r}, expected auto, dummy or subproc")
+        if self.audio_encoder not in AUDIO_ENCODERS:
+            raise ConfigError(
+                f"audio_encoder: got {self.audio_encoder!r}, expected one of {list(AUDIO_ENCODERS)}"
+            )
+        if self.audio_encoder == "learned" and not self.audio:
+            raise ConfigError(
+                f"audio_encoder: 'learned' needs an access condition with audio, got access "
+                f"{self.access!r} (use A+T or A+T+S)"
+            )
         self.net_arch = tuple(int(v) for v in self.net_arch)
 
     @property
     def audio(self) -> bool:
         """Whether the access condition includes audio."""
         return Access.parse(self.access).audio
+
+    @property
+    def learned(self) -> bool:
+        """Whether the audio is read by a learned encoder."""
+        return self.audio and self.audio_encoder == "learned"
+
+    @property
+    def policy(self) -> str:
+        """The SB3 policy class name."""
+        return "MultiInputPolicy" if self.learned else "MlpPolicy"
 
     def resolved_n_envs(self) -> int:
         """The number of parallel envs."""
@@ -115,12 +137,21 @@ class TrainConfig:
             "gae_lambda": self.gae_lambda,
             "ent_coef": self.ent_coef,
             "clip_range": self.clip_range,
-            "policy_kwargs": {"net_arch": list(self.net_arch)},
+            "policy_kwargs": self.policy_kwargs(),
             "seed": self.seed,
             "device": "cpu",
             "verbose": 0,
             "tensorboard_log": None,
         }
+
+    def policy_kwargs(self) -> dict[str, Any]:
+        """The policy's network: an MLP, after the learned audio encoder with one."""
+        if self.learned:
+            from hear2act_agents.rl.audio_encoder import policy_kwargs
+            from hear2act_env.speech.logmel import LogMelSettings
+
+            return policy_kwargs(list(self.net_arch), n_mels=LogMelSettings().n_mels)
+        return {"net_arch": list(self.net_arch)}
 
     def resolved_n_steps(self) -> int:
         """Steps per env per rollout."""
@@ -307,7 +338,11 @@ def train_config(config: TrainConfig, out_dir: str | Path, progress: bool = True
             print(text, file=sys.stdout, flush=True)
 
     scaler: dict[str, Any] = {}
-    if config.audio:
+    if config.learned:
+        from hear2act_env.speech.logmel import LogMelSettings
+
+        scaler = {"audio_encoder": "learned", "logmel": LogMelSettings().to_dict()}
+    elif config.audio:
         say(f"[{out.name}] fitting the prosody scaler on {config.scaler_episodes} episodes ...")
         mean, scale = fit_prosody_scaler(
             config.realization,
@@ -329,7 +364,7 @@ def train_config(config: TrainConfig, out_dir: str | Path, progress: bool = True
     venv.seed(config.seed)
     eval_env = make_env(spec=spec, **config.env_args(config.eval_split, train=False))
 
-    model = algo_cls("MlpPolicy", venv, **config.ppo_kwargs())
+    model = algo_cls(config.policy, venv, **config.ppo_kwargs())
     # SB3's logger: a CSV per rollout (train/* and the paper's hear2act/* metrics)
     formats = ["csv"] + (["tensorboard"] if config.tensorboard else [])
     if config.tensorboard and importlib.util.find_spec("tensorboard") is None:
@@ -407,7 +442,8 @@ def train_config(config: TrainConfig, out_dir: str | Path, progress: bool = True
     say(
         f"[{out.name}] {type(model).__name__} access={config.access} realization="
         f"{config.realization} turn_cost={config.turn_cost} timesteps={config.timesteps} "
-        f"seed={config.seed} n_envs={n_envs} ({'subproc' if use_subproc else 'dummy'})"
+        + (f"audio_encoder={config.audio_encoder} " if config.audio else "")
+        + f"seed={config.seed} n_envs={n_envs} ({'subproc' if use_subproc else 'dummy'})"
     )
     try:
         model.learn(

@@ -13,9 +13,13 @@ from hear2act_env.errors import ConfigError
 from hear2act_env.protocol.engine import REALIZATIONS
 
 
-def default_run_name(access: str, realization: str, turn_cost: float, seed: int) -> str:
-    """Folder name of a run, e.g. ``prosody-T+S-c0.05-s0``."""
-    return f"{realization}-{access}-c{turn_cost:g}-s{seed}"
+def default_run_name(
+    access: str, realization: str, turn_cost: float, seed: int, audio_encoder: str = "features"
+) -> str:
+    """Folder name of a run, e.g. ``prosody-T+S-c0.05-s0`` (``prosody-A+T-learned-c0.05-s0``
+    with a learned audio encoder)."""
+    encoder = "-learned" if audio_encoder == "learned" else ""
+    return f"{realization}-{access}{encoder}-c{turn_cost:g}-s{seed}"
 
 
 def train(args: argparse.Namespace) -> int:
@@ -25,7 +29,9 @@ def train(args: argparse.Namespace) -> int:
         Path(args.out)
         if args.out
         else Path(args.root)
-        / default_run_name(args.access, args.realization, args.turn_cost, args.seed)
+        / default_run_name(
+            args.access, args.realization, args.turn_cost, args.seed, args.audio_encoder
+        )
     )
     settings: dict[str, Any] = {
         "mask": not args.no_mask,
@@ -38,6 +44,7 @@ def train(args: argparse.Namespace) -> int:
         "vec": args.vec,
         "n_envs": args.n_envs,
         "torch_threads": args.threads,
+        "audio_encoder": args.audio_encoder,
     }
     if args.scenario_file:
         settings["scenarios"] = args.scenario_file
@@ -124,6 +131,13 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--threads", type=options.int_at_least(1), default=1, help="torch threads (default: 1)"
+    )
+    p.add_argument(
+        "--audio-encoder",
+        default="features",
+        choices=["features", "learned"],
+        help="with audio: the 8 handcrafted prosodic features (default) or a convolutional "
+        "encoder over log-mel spectrograms trained with the policy",
     )
     p.add_argument("--no-mask", action="store_true", help="plain PPO without action masks")
     p.add_argument("--no-derived", action="store_true", help="leave out the derived features")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from hear2act_env.cli import options
+from hear2act_env.errors import ConfigError
 from hear2act_env.protocol.engine import REALIZATIONS
 
 
@@ -57,10 +58,16 @@ def perceive(args: argparse.Namespace) -> int:
     from hear2act_env.speech.bank_perception import ANCHORS, perception_check
     from hear2act_env.speech.cache import AudioCache
 
+    if args.json is not None and not args.ablation:
+        raise ConfigError("--json: only with --ablation")
+    if args.ablation and args.save:
+        raise ConfigError("--save: not with --ablation (the ablation fits one model per set)")
     bank = load_bank()
     train = [s for s in bank if s.split == "train"][:: args.train_stride]
     test = [s for s in bank if s.split == "test"]
     cache = AudioCache(args.cache_dir)
+    if args.ablation:
+        return _ablation(args, train, test, cache)
     anchors = ", ".join(f"{k} {v:.2f}" for k, v in ANCHORS.items())
     main_check = perception_check(
         train, test, args.prosody_strength, cache=cache, per_scenario=args.per_scenario
@@ -89,6 +96,27 @@ def perceive(args: argparse.Namespace) -> int:
             train, test, strength, ("prosody",), cache=cache, per_scenario=args.per_scenario
         )
         print(f"  strength {strength:4.2f}: {check.reports['prosody'].accuracy:.3f}")
+    return 0
+
+
+def _ablation(args: argparse.Namespace, train: list, test: list, cache: object) -> int:
+    from hear2act_env.speech.ablation import bank_ablation
+
+    result = bank_ablation(
+        train, test, args.prosody_strength, cache=cache, per_scenario=args.per_scenario
+    )
+    if args.json == "-":
+        print(result.to_json(), end="")
+        return 0
+    print(result.table())
+    if args.json is not None:
+        from pathlib import Path
+
+        from hear2act_env.atomic import atomic_write
+
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(Path(args.json), result.to_json().encode("utf-8"))
+        print(f"wrote {args.json}")
     return 0
 
 
@@ -122,5 +150,21 @@ def add_perceive(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="JSON",
         help="also fit the reference perceiver on train clips and save it",
+    )
+    p.add_argument(
+        "--ablation",
+        action="store_true",
+        help="instead: the cue ablation (the classifier on each feature group alone, the "
+        "duration ratio and raw duration) with 95%% CIs, overall and per voice, against the "
+        "Voice v2 targets (--curve is not used)",
+    )
+    p.add_argument(
+        "--json",
+        nargs="?",
+        const="-",
+        default=None,
+        metavar="PATH",
+        help="with --ablation: print the figures as JSON instead of the table, or with PATH "
+        "print the table and write the JSON there",
     )
     p.set_defaults(func=perceive)

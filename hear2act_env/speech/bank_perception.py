@@ -31,6 +31,10 @@ ANCHORS = {"humans": 0.92, "Qwen2.5-Omni": 0.85}
 _JUDGED = (State.RESOLVED, State.RELUCTANT, State.CONCERN)
 
 
+#: Seeds of ``collect_clips`` for the perception check's train and test clips.
+TRAIN_SEED, TEST_SEED = 1, 2
+
+
 def collect_clips(
     scenarios: Sequence[Scenario],
     realization: Realization,
@@ -39,9 +43,23 @@ def collect_clips(
     seed: int = 0,
 ) -> list[tuple[Utterance, bool]]:
     """Balanced (utterance, resolved) clips from seeded random recommendations."""
+    return [
+        (u, y)
+        for u, y, _ in collect_tagged_clips(scenarios, realization, strength, per_scenario, seed)
+    ]
+
+
+def collect_tagged_clips(
+    scenarios: Sequence[Scenario],
+    realization: Realization,
+    strength: float,
+    per_scenario: int = 6,
+    seed: int = 0,
+) -> list[tuple[Utterance, bool, str]]:
+    """``collect_clips`` with each clip's scenario id: (utterance, resolved, scenario id)."""
     rng = np.random.default_rng(seed)
-    resolved: list[tuple[Utterance, bool]] = []
-    unresolved: list[tuple[Utterance, bool]] = []
+    resolved: list[tuple[Utterance, bool, str]] = []
+    unresolved: list[tuple[Utterance, bool, str]] = []
     for s in scenarios:
         engine = UserEngine(s, realization)
         replies = [engine.opening()] + [
@@ -53,6 +71,7 @@ def collect_clips(
                 clip = (
                     Utterance(turn.text, turn.delivery, s.persona, turn.draw.variation, strength),
                     reply.state.resolved,
+                    s.id,
                 )
                 (resolved if reply.state.resolved else unresolved).append(clip)
     n = min(len(resolved), len(unresolved))
@@ -100,7 +119,7 @@ def perception_check(
     """Train on ``train`` clips and test on ``test`` clips for each realization."""
     reports = {}
     for r in realizations:
-        tr = collect_clips(train, r, strength, per_scenario, seed=1)
-        te = collect_clips(test, r, strength, per_scenario, seed=2)
+        tr = collect_clips(train, r, strength, per_scenario, seed=TRAIN_SEED)
+        te = collect_clips(test, r, strength, per_scenario, seed=TEST_SEED)
         reports[r] = evaluate_perception(tr, te, renderer, cache)
     return PerceptionCheck(strength, reports)

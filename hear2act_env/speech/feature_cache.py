@@ -41,23 +41,30 @@ def default_feature_dir() -> Path:
     return default_cache_dir() / "features"
 
 
-def waveform_key(wave: np.ndarray) -> bytes:
-    """16-byte BLAKE2b digest of the waveform's float32 samples and the feature version."""
+def waveform_key(wave: np.ndarray, salt: str = "") -> bytes:
+    """16-byte BLAKE2b digest of the waveform's float32 samples and the feature version
+    (``salt`` names another computation on the same clip, e.g. a log-mel spectrogram's)."""
     h = hashlib.blake2b(digest_size=16, person=b"h2a-feat" + FEATURES_VERSION.encode()[:8])
+    if salt:
+        h.update(salt.encode("utf-8") + b"\0")
     h.update(np.ascontiguousarray(wave, dtype=np.float32).tobytes())
     return h.digest()
 
 
-def utterance_digest(utterance_key: str) -> bytes:
+def utterance_digest(utterance_key: str, salt: str = "") -> bytes:
     """16-byte digest of an env's ``utterance_key`` (renderer, utterance, buffer length) and the
-    feature version: the features of a clip found without rendering it."""
+    feature version: the features of a clip found without rendering it (``salt``: as in
+    ``waveform_key``)."""
     h = hashlib.blake2b(digest_size=16, person=b"h2a-utt" + FEATURES_VERSION.encode()[:9])
+    if salt:
+        h.update(salt.encode("utf-8") + b"\0")
     h.update(utterance_key.encode("utf-8"))
     return h.digest()
 
 
 class FeatureCache:
-    """Feature vectors on disk by waveform digest (see the module docstring)."""
+    """Feature vectors on disk by waveform digest (see the module docstring); any float32
+    array is stored flat (a reader reshapes it)."""
 
     def __init__(self, root: Path | str | None = None) -> None:
         self.root = Path(root).expanduser() if root is not None else default_feature_dir()
@@ -114,11 +121,12 @@ class SkipIfCached:
     """``Hear2ActEnv.skip_render`` for a features-only reader: True when the clip's features
     are in ``cache`` under its utterance key (kept in ``last`` for the reader: one disk read)."""
 
-    def __init__(self, cache: FeatureCache) -> None:
+    def __init__(self, cache: FeatureCache, salt: str = "") -> None:
         self.cache = cache
+        self.salt = salt
         self.last: tuple[str, np.ndarray] | None = None
 
     def __call__(self, utterance_key: str) -> bool:
-        values = self.cache.get(utterance_digest(utterance_key))
+        values = self.cache.get(utterance_digest(utterance_key, self.salt))
         self.last = (utterance_key, values) if values is not None else None
         return values is not None

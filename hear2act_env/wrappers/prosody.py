@@ -27,10 +27,6 @@ With ``drop_text=True`` (default) the Text keys are removed as well, so
 
 from __future__ import annotations
 
-import contextlib
-from collections import OrderedDict
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -38,37 +34,27 @@ import numpy as np
 from gymnasium import spaces
 
 from hear2act_env.constants import SAMPLE_RATE
-from hear2act_env.errors import ConfigError
-from hear2act_env.speech.feature_cache import SkipIfCached, utterance_digest, waveform_key
 from hear2act_env.speech.features import FEATURE_BOUND, FEATURE_NAMES, bounded_features
+from hear2act_env.wrappers.clip_summary import ClipSummaryWrapper, ClipTracker, disk_cache_of
 
 __all__ = ["FEATURE_NAMES", "ProsodyFeatures", "ProsodyTracker", "N_PROSODY"]
 
 N_PROSODY = len(FEATURE_NAMES)
-AUDIO_KEYS = ("audio", "audio_length")
 #: Features are clipped to this magnitude (their natural ranges are far inside it).
 BOUND = FEATURE_BOUND
 
 
-def _feature_cache(value: Any) -> Any:
-    """A ``FeatureCache`` from ``disk_cache``: False/None (none), True (the default folder), a
-    folder path, or a ``FeatureCache``."""
-    from hear2act_env.speech.feature_cache import FeatureCache
+def _default_feature_dir() -> Any:
+    from hear2act_env.speech.feature_cache import default_feature_dir
 
-    if value is None or value is False:
-        return None
-    if value is True:
-        return FeatureCache()
-    if isinstance(value, FeatureCache):
-        return value
-    if isinstance(value, str | Path):
-        return FeatureCache(value)
-    raise ConfigError(
-        f"feature_cache: got {value!r}, expected True, False, a folder path or a FeatureCache"
-    )
+    return default_feature_dir()
 
 
-class ProsodyTracker:
+def _features_of(wave: np.ndarray) -> np.ndarray:
+    return bounded_features(wave, SAMPLE_RATE)
+
+
+class ProsodyTracker(ClipTracker):
     """Per-episode prosodic features with an LRU cache keyed by the waveform's samples, and
     optionally the on-disk ``FeatureCache`` behind it (shared by processes and runs).
 
@@ -78,38 +64,17 @@ class ProsodyTracker:
     """
 
     def __init__(self, cache_size: int = 65536, disk_cache: Any = False) -> None:
-        if cache_size < 0:
-            raise ConfigError(f"cache_size: got {cache_size}, expected >= 0")
-        self.cache_size = int(cache_size)
-        self.disk = _feature_cache(disk_cache)
-        self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
-        self._reference = np.zeros(N_PROSODY, np.float32)
-        self.hits = 0
-        self.misses = 0
+        super().__init__(
+            _features_of,
+            (N_PROSODY,),
+            np.zeros(N_PROSODY, np.float32),
+            cache_size,
+            disk_cache_of(disk_cache, _default_feature_dir),
+        )
 
     def features(self, audio: np.ndarray, length: Any) -> np.ndarray:
         """The (cached) feature vector of ``audio[:length]`` (float32, finite)."""
-        n = int(np.asarray(length))
-        wave = np.ascontiguousarray(np.asarray(audio, dtype=np.float32).reshape(-1)[:n])
-        if n <= 0 or not np.any(wave):
-            return np.zeros(N_PROSODY, np.float32)
-        key = waveform_key(wave)
-        hit = self._cache.get(key)
-        if hit is not None:
-            self._cache.move_to_end(key)
-            self.hits += 1
-            return hit.copy()
-        self.misses += 1
-        feats = self.disk.get(key) if self.disk is not None else None
-        if feats is None or feats.shape != (N_PROSODY,):
-            feats = bounded_features(wave, SAMPLE_RATE)
-            if self.disk is not None:
-                self.disk.put(key, feats)
-        if self.cache_size:
-            self._cache[key] = feats
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
-        return feats.copy()
+        return self.summary(audio, length)
 
     def reset(self, audio: np.ndarray, length: Any) -> tuple[np.ndarray, np.ndarray]:
         """Features of an episode's first user turn (also the new reference) and a zero delta."""
@@ -121,16 +86,16 @@ class ProsodyTracker:
 
     def reset_with(self, feats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``reset`` from features already at hand."""
-        self._reference = np.asarray(feats, np.float32).copy()
-        return self._reference.copy(), np.zeros(N_PROSODY, np.float32)
+        self.reference = np.asarray(feats, np.float32).copy()
+        return self.reference.copy(), np.zeros(N_PROSODY, np.float32)
 
     def update_with(self, feats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``update`` from features already at hand."""
         feats = np.asarray(feats, np.float32)
-        return feats, np.clip(feats - self._reference, -BOUND, BOUND).astype(np.float32)
+        return feats, np.clip(feats - self.reference, -BOUND, BOUND).astype(np.float32)
 
 
-class ProsodyFeatures(gym.Wrapper):
+class ProsodyFeatures(ClipSummaryWrapper):
     """Add ``prosody`` (and ``prosody_delta``) computed from the observation's ``audio``.
 
     Args:
@@ -155,76 +120,21 @@ class ProsodyFeatures(gym.Wrapper):
         feature_cache: Any = True,
     ) -> None:
         super().__init__(env)
-        base = env.observation_space
-        if not isinstance(base, spaces.Dict) or any(k not in base.spaces for k in AUDIO_KEYS):
-            raise ConfigError(
-                "ProsodyFeatures needs an observation with 'audio' and 'audio_length' "
-                "(an access condition with audio: 'A', 'A+T' or 'A+T+S')"
-            )
         self.reference = bool(reference)
-        self.drop_text = bool(drop_text)
-        self.keep_audio = bool(keep_audio)
         self.tracker = ProsodyTracker(cache_size, feature_cache)
-        self._skip: SkipIfCached | None = None
-        if not keep_audio and self.tracker.disk is not None:
-            # features only: a clip whose features are cached is not even rendered
-            self._skip = SkipIfCached(self.tracker.disk)
-        obs: dict[str, spaces.Space[Any]] = {}
-        for key, space in base.spaces.items():
-            if key in AUDIO_KEYS and not keep_audio:
-                continue
-            if drop_text and isinstance(space, spaces.Text):
-                continue
-            obs[key] = space
+        self._setup(drop_text, keep_audio)
+
+    def _added_spaces(self) -> dict[str, spaces.Space[Any]]:
         box = spaces.Box(-BOUND, BOUND, (N_PROSODY,), np.float32)
-        obs["prosody"] = box
+        added: dict[str, spaces.Space[Any]] = {"prosody": box}
         if self.reference:
-            obs["prosody_delta"] = spaces.Box(-BOUND, BOUND, (N_PROSODY,), np.float32)
-        self.observation_space = spaces.Dict(obs)
+            added["prosody_delta"] = spaces.Box(-BOUND, BOUND, (N_PROSODY,), np.float32)
+        return added
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        with self._skipping():
-            obs, info = self.env.reset(seed=seed, options=options)
-        feats = self._features(obs)
-        feats, delta = self.tracker.reset_with(feats)
-        return self._out(obs, feats, delta), info
-
-    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        with self._skipping():
-            obs, reward, terminated, truncated, info = self.env.step(action)
-        feats, delta = self.tracker.update_with(self._features(obs))
-        return self._out(obs, feats, delta), reward, terminated, truncated, info
-
-    @contextlib.contextmanager
-    def _skipping(self) -> Iterator[None]:
-        """Let the env skip rendering cached clips for this call only (the base env, used
-        without this wrapper, always renders)."""
-        base = self.env.unwrapped
-        if self._skip is None or not hasattr(base, "skip_render"):
-            yield
-            return
-        base.skip_render = self._skip
-        try:
-            yield
-        finally:
-            base.skip_render = None
-
-    def _features(self, obs: dict[str, Any]) -> np.ndarray:
-        """The latest clip's features: from the cache when the env skipped rendering it,
-        else computed (or found) from the waveform and stored under its utterance key."""
-        key = getattr(self.env.unwrapped, "utterance_key", None)
-        if self._skip is not None and self._skip.last is not None and self._skip.last[0] == key:
-            return self._skip.last[1].copy()  # kept: a turn without a new clip shows it again
-        feats = self.tracker.features(obs["audio"], obs["audio_length"])
-        if self._skip is not None and key is not None and int(obs["audio_length"]) > 0:
-            self.tracker.disk.put(utterance_digest(key), feats)
-        return feats
-
-    def _out(self, obs: dict[str, Any], feats: np.ndarray, delta: np.ndarray) -> dict[str, Any]:
-        out = {k: obs[k] for k in self.observation_space.spaces if k in obs}
-        out["prosody"] = feats
+    def _summaries(self, current: np.ndarray, first: bool) -> dict[str, np.ndarray]:
+        track = self.tracker.reset_with if first else self.tracker.update_with
+        feats, delta = track(current)
+        added = {"prosody": feats}
         if self.reference:
-            out["prosody_delta"] = delta
-        return out
+            added["prosody_delta"] = delta
+        return added
