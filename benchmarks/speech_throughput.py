@@ -7,9 +7,14 @@ Prints, for the same texts in one run:
 - bare espeak-ng synthesis of the same texts at default settings (en-us, 175 wpm, plain text,
   22,050 Hz, no resampling);
 - their ratio (goal: at least 0.5);
-- ``prosodic_features`` on the rendered audio (goal: at least 200x real time on one core).
+- ``prosodic_features`` on the rendered audio (goal: at least 200x real time on one core);
+- with the ``voice-neural`` extra installed, the Piper rows: the full ``PiperRenderer.render``
+  (Piper on one onnxruntime thread, PSOLA, resampling, level and fade) and bare Piper synthesis
+  (the voice's defaults, noise off, 22,050 Hz) of the same utterances, and the real-time factor
+  of the full Piper path against the full espeak-ng path measured above.
 
-Usage: ``python benchmarks/speech_throughput.py [--repeats N]``.
+Usage: ``python benchmarks/speech_throughput.py [--repeats N] [--piper-repeats N]``
+(``--piper-repeats 0`` skips the Piper rows).
 """
 
 from __future__ import annotations
@@ -39,6 +44,12 @@ def _utterances() -> list[Utterance]:
 def main() -> None:
     parser = argparse.ArgumentParser(description="speech throughput benchmark")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--piper-repeats",
+        type=int,
+        default=1,
+        help="repeats of the (slower) Piper rows; 0 skips them (default: 1)",
+    )
     args = parser.parse_args()
     renderer = EspeakRenderer()
     utts = _utterances()
@@ -84,6 +95,49 @@ def main() -> None:
         "lead/tail silence and pauses)"
     )
     print(f"feature extraction: {feat_audio / feat_wall:.0f}x real time (goal >= 200x)")
+    if args.piper_repeats > 0:
+        _piper_rows(utts, args.piper_repeats, full_rtf)
+
+
+def _piper_rows(utts: list[Utterance], repeats: int, espeak_rtf: float) -> None:
+    """The Piper rows: the same utterances through ``PiperRenderer``."""
+    from hear2act_env.errors import MissingExtraError
+
+    try:
+        from hear2act_env.speech.piper import PiperRenderer
+
+        piper = PiperRenderer()
+    except MissingExtraError as exc:
+        print(f"Piper rows skipped: {exc}")
+        return
+    piper.render(utts[0])  # load the voice (onnxruntime session, reference pitch)
+    piper.synthesize_plain(utts[0].text)
+    native = piper.native_rate
+    full_audio = full_wall = bare_audio = bare_wall = 0.0
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        waves = [piper.render(u) for u in utts]
+        full_wall += time.perf_counter() - t0
+        full_audio += sum(len(w) for w in waves) / piper.sample_rate
+        t0 = time.perf_counter()
+        raw = [piper.synthesize_plain(u.text) for u in utts]
+        bare_wall += time.perf_counter() - t0
+        bare_audio += sum(len(r) for r in raw) / native
+    full_rtf, bare_rtf = full_audio / full_wall, bare_audio / bare_wall
+    print(f"\nPiper: {len(utts)} x {repeats} repeats, renderer {piper.version}")
+    print(f"{'path':<34}{'audio s':>10}{'wall s':>10}{'RTF (x)':>10}")
+    print(f"{'full PiperRenderer (16 kHz)':<34}{full_audio:10.1f}{full_wall:10.3f}{full_rtf:10.1f}")
+    bare_label = f"bare Piper ({native / 1000:g} kHz)"
+    print(f"{bare_label:<34}{bare_audio:10.1f}{bare_wall:10.3f}{bare_rtf:10.1f}")
+    n = len(utts) * repeats
+    print(
+        f"wall time per utterance: full Piper {1000 * full_wall / n:.0f} ms; "
+        f"full Piper / bare Piper RTF: {full_rtf / bare_rtf:.2f}"
+    )
+    print(
+        f"Piper vs espeak-ng (full paths, same utterances): RTF {full_rtf:.1f}x vs "
+        f"{espeak_rtf:.0f}x real time; espeak-ng is {espeak_rtf / full_rtf:.0f}x faster"
+    )
 
 
 if __name__ == "__main__":

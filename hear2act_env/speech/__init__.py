@@ -24,6 +24,7 @@ _EXPORTS = {
     "Renderer": "utterance",
     "SAMPLE_RATE": "utterance",
     "EspeakRenderer": "espeak",
+    "PiperRenderer": "piper",
     "AudioCache": "cache",
     "CachedRenderer": "cache",
     "default_cache_dir": "cache",
