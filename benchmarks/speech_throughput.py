@@ -8,6 +8,9 @@ Prints, for the same texts in one run:
   22,050 Hz, no resampling);
 - their ratio (goal: at least 0.5);
 - ``prosodic_features`` on the rendered audio (goal: at least 200x real time on one core);
+- the pitch tracker alone (``features.pitch_track``) against Praat's autocorrelation tracker
+  (``praat-parselmouth``, ``to_pitch_ac``) at the same time step, floor and ceiling: the
+  Voice v2 issue asked to prefer Praat's if it is at least as fast;
 - with the ``voice-neural`` extra installed, the Piper rows: the full ``PiperRenderer.render``
   (Piper on one onnxruntime thread, PSOLA, resampling, level and fade) and bare Piper synthesis
   (the voice's defaults, noise off, 22,050 Hz) of the same utterances, and the real-time factor
@@ -95,8 +98,37 @@ def main() -> None:
         "lead/tail silence and pauses)"
     )
     print(f"feature extraction: {feat_audio / feat_wall:.0f}x real time (goal >= 200x)")
+    _pitch_rows(waves, args.repeats)
     if args.piper_repeats > 0:
         _piper_rows(utts, args.piper_repeats, full_rtf)
+
+
+def _pitch_rows(waves: list[np.ndarray], repeats: int) -> None:
+    """Our pitch tracker against Praat's (same 10 ms step, F0 range) on the same clips."""
+    from hear2act_env.constants import SAMPLE_RATE
+    from hear2act_env.speech.features import F0_MAX, F0_MIN, HOP, pitch_track
+
+    try:
+        import parselmouth
+    except ImportError as exc:
+        print(f"Praat rows skipped: {exc}")
+        return
+
+    def praat(w: np.ndarray) -> object:
+        sound = parselmouth.Sound(w.astype(np.float64), SAMPLE_RATE)
+        return sound.to_pitch_ac(
+            time_step=HOP / SAMPLE_RATE, pitch_floor=F0_MIN, pitch_ceiling=F0_MAX
+        )
+
+    audio = sum(len(w) for w in waves) / SAMPLE_RATE * repeats
+    for label, track in (("pitch_track (ours)", pitch_track), ("Praat to_pitch_ac", praat)):
+        track(waves[0])
+        t0 = time.perf_counter()
+        for _ in range(repeats):
+            for w in waves:
+                track(w)
+        wall = time.perf_counter() - t0
+        print(f"{label:<34}{audio:10.1f}{wall:10.3f}{audio / wall:10.0f}")
 
 
 def _piper_rows(utts: list[Utterance], repeats: int, espeak_rtf: float) -> None:

@@ -147,8 +147,9 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
       the shipped bank.
     - ``render_mode``: ``"ansi"``: ``render()`` returns the transcript with state and delivery
       tags (``[state/delivery]``) on every user turn.
-    - ``renderer``: the text-to-speech renderer for audio access (any object following
-      ``hear2act_env.speech.utterance.Renderer``); default espeak-ng.
+    - ``renderer``: the text-to-speech renderer for audio access: any object following
+      ``hear2act_env.speech.utterance.Renderer``, or a name (``"espeak"``, ``"piper"`` for the
+      neural voice, or ``"MODULE:NAME"``; ``hear2act_env.speech.renderers``); default espeak-ng.
     - ``prosody_strength``: how far delivery labels move the voice from neutral, in [0, 2]
       (0: every label sounds the same; 1: the calibrated default).
     - ``audio_cache``: a folder for rendered audio, True/None for the default folder
@@ -429,6 +430,10 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
             except ImportError as exc:  # pragma: no cover - depends on the installed extras
                 raise MissingExtraError("audio", exc.name or "espeakng_loader") from None
             renderer = self._renderer_arg if self._renderer_arg is not None else EspeakRenderer()
+            if isinstance(renderer, str):
+                from hear2act_env.speech.renderers import make_renderer
+
+                renderer = make_renderer(renderer, "renderer")
             arg = self._cache_arg
             disk = arg is not False
             root = None if arg in (None, True, False) else arg
@@ -440,13 +445,13 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
         from hear2act_env.speech.utterance import Utterance
 
         renderer, cache = self._speaker()
-        utt = Utterance(
+        utt = Utterance.spoken(
+            self.scenario,  # type: ignore[arg-type]
             turn.text,
             turn.delivery,
-            self.scenario.persona,
             turn.draw.variation,
             self.prosody_strength,
-        )  # type: ignore[union-attr]
+        )
         # what the audio observation will hold: the clip's key and the buffer that cuts it
         key = cache_key(renderer, utt)
         self.utterance_key = f"{key}:{self.max_audio_samples}"

@@ -67,6 +67,12 @@ COMMANDS = [
     ["perceive", "--strength", "-1"],
     ["render", "--workers", "0"],
     ["render", "--limit", "-1"],
+    ["render", "--renderer", "nope"],
+    ["render", "--cross-split", "--split", "test"],
+    ["perceive", "--renderer", "no_such_module_x:y"],
+    ["perceive", "--renderer", "os:getcwd"],
+    ["benchmark", "--renderer", "hear2act_env.speech.espeak:EspeakRenderer", "--out", "{d}/b2"],
+    ["benchmark", "--perceiver", "{d}/bad.jsonl", "--out", "{d}/b3"],
 ]
 
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from hear2act_env.bootstrap import Estimate, mean_ci
 from hear2act_env.errors import ConfigError
+from hear2act_env.speech.cache import speak
 from hear2act_env.speech.utterance import Renderer, Utterance
 
 __all__ = ["ProbeRow", "encoder_of", "probe_encoders", "untrained_encoder"]
@@ -92,7 +93,7 @@ def untrained_encoder(settings: Any = None, seed: int = 0) -> Any:
 
 
 def _waves(utts: Sequence[Utterance], renderer: Renderer, cache: Any) -> list[np.ndarray]:
-    return [cache.render(renderer, u) if cache is not None else renderer.render(u) for u in utts]
+    return [speak(renderer, u, cache) for u in utts]
 
 
 def _embed(encoder: Any, settings: Any, waves: Sequence[np.ndarray]) -> np.ndarray:

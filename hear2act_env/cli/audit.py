@@ -119,13 +119,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="seed of the clip draw and of the listening orders (default: 0)",
     )
-    p.add_argument(
-        "--renderer",
-        default=None,
-        metavar="SPEC",
-        help="espeak (default), or MODULE:NAME: an importable renderer, or a class or function "
-        "that makes one without arguments (e.g. a wrapper of TransformersTTSRenderer)",
-    )
+    options.add_renderer(p, default=None)
     options.add_prosody_strength(p)
     p.add_argument(
         "--perceiver",

@@ -34,18 +34,22 @@ def benchmark(args: argparse.Namespace) -> int:
     for spec in agents:  # an unknown agent stops here, not in every episode
         agent_kind(spec)
     audio_agents = tuple(a for a in agents if a in AUDIO_BENCHMARK_AGENTS)
+    env_kwargs, perceiver = _voice_of(args)
     grids = [("results.jsonl", agents, TEXT_CONDITIONS)]
     if audio_agents and not args.no_audio:
         # the voice, read by the reference perceiver (T+S-hat), for the agents that use a state
         grids.append(("results-audio.jsonl", audio_agents, AUDIO_CONDITIONS))
     records = []
     for name, grid_agents, conditions in grids:
+        audio = name == "results-audio.jsonl"
         config = GridConfig(
             agents=grid_agents,
             conditions=conditions,
             split=args.split,
             runs=args.runs,
             scenario_file=args.scenario_file,
+            env_kwargs=env_kwargs if audio else {},
+            perceiver=perceiver if audio else None,
         )
         records += run_grid(
             config,
@@ -63,6 +67,30 @@ def benchmark(args: argparse.Namespace) -> int:
     return 0
 
 
+def _voice_of(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
+    """The audio grid's renderer (as an env setting) and reference perceiver, checked now."""
+    from hear2act_env.speech.perception import LogisticModel
+    from hear2act_env.speech.renderers import make_renderer
+
+    make_renderer(args.renderer)  # a bad spec or a missing extra stops the run here
+    if args.perceiver is not None:
+        try:
+            LogisticModel.load(args.perceiver)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(
+                f"--perceiver: cannot load a perceiver from {args.perceiver!r} ({exc}); save one "
+                "with hear2act perceive --renderer SPEC --save PATH"
+            ) from None
+    elif args.renderer != "espeak":
+        raise ConfigError(
+            f"--renderer {args.renderer}: the shipped perceiver was fit on espeak-ng clips; give "
+            "one fit on this renderer's train-split clips with --perceiver (hear2act perceive "
+            f"--renderer {args.renderer} --save PATH)"
+        )
+    env_kwargs: dict[str, Any] = {} if args.renderer == "espeak" else {"renderer": args.renderer}
+    return env_kwargs, args.perceiver
+
+
 def add_benchmark(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("benchmark", help="run the baselines over the scenario bank and report")
     options.add_out(p, "hear2act-benchmark", "output folder, resumed if present")
@@ -76,6 +104,14 @@ def add_benchmark(sub: argparse._SubParsersAction) -> None:
     options.add_ray_address(p)
     options.add_resume(p)
     options.add_no_plots(p)
+    options.add_renderer(p)
+    p.add_argument(
+        "--perceiver",
+        default=None,
+        metavar="PATH",
+        help="reference perceiver of the audio grid, saved by hear2act perceive --save "
+        "(default: the shipped one, fit on espeak-ng; required with another --renderer)",
+    )
     p.add_argument(
         "--no-audio", action="store_true", help="skip the audio (voice-inferred state) grid"
     )

@@ -180,3 +180,14 @@ def add_prosody_strength(p: Parser) -> None:
         default=DEFAULT_PROSODY_STRENGTH,
         help=f"how far delivery moves the voice from neutral, 0..2 (default: {DEFAULT_PROSODY_STRENGTH})",
     )
+
+
+def add_renderer(p: Parser, default: str | None = "espeak") -> None:
+    p.add_argument(
+        "--renderer",
+        default=default,
+        metavar="SPEC",
+        help="the voice: espeak (default), piper (the neural voice, extra voice-neural), or "
+        "MODULE:NAME (an importable renderer, or a class or function making one without "
+        "arguments)",
+    )

@@ -12,18 +12,41 @@ from hear2act_env.protocol.engine import REALIZATIONS
 def render(args: argparse.Namespace) -> int:
     from hear2act_env.scenarios.bank import load_bank, load_scenarios
     from hear2act_env.speech.prerender import prerender, utterances
+    from hear2act_env.speech.renderers import make_renderer
 
+    make_renderer(args.renderer)  # a bad spec stops here, before any worker starts
     bank = load_scenarios(args.scenario_file) if args.scenario_file else load_bank()
     scenarios = [s for s in bank if args.split == "all" or s.split == args.split]
     if args.limit:
         scenarios = scenarios[: args.limit]
+    if args.cross_split:
+        return _cross_split(args, scenarios)
     utts = utterances(scenarios, args.realizations, args.prosody_strength)
-    summary = prerender(utts, args.cache_dir, workers=args.workers, features=args.features)
+    summary = prerender(
+        utts, args.cache_dir, workers=args.workers, features=args.features, renderer=args.renderer
+    )
     print(
         f"{summary.utterances} utterances ({summary.rendered} newly rendered), "
         f"{summary.audio_seconds / 3600:.2f} h of audio, {summary.wall_seconds:.1f} s wall"
     )
     return 0
+
+
+def _cross_split(args: argparse.Namespace, scenarios: list) -> int:
+    from hear2act_env.speech.split_check import cross_split_check
+
+    if args.split != "all":
+        raise ConfigError(
+            f"--cross-split: compares both splits, so --split must be all; got {args.split}"
+        )
+    from hear2act_env.speech.renderers import make_renderer
+
+    report = cross_split_check(
+        scenarios, args.realizations, args.prosody_strength, make_renderer(args.renderer)
+    )
+    print(report.table())
+    print("ok: no test clip was heard in training" if report.ok else "FAILED: see the counts above")
+    return 0 if report.ok else 1
 
 
 def add_render(sub: argparse._SubParsersAction) -> None:
@@ -41,6 +64,7 @@ def add_render(sub: argparse._SubParsersAction) -> None:
     )
     options.add_prosody_strength(p)
     options.add_cache_dir(p)
+    options.add_renderer(p)
     p.add_argument(
         "--workers", type=options.int_at_least(1), default=2, help="render processes (default: 2)"
     )
@@ -49,6 +73,13 @@ def add_render(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also compute each clip's prosodic features into the feature cache (audio RL "
         "then starts warm)",
+    )
+    p.add_argument(
+        "--cross-split",
+        action="store_true",
+        help="instead: count test-split clips identical to a train-split clip (same text, "
+        "voice, label and variation; and bit-identical waveforms, rendered without the cache); "
+        "exit 1 unless both counts are 0",
     )
     p.set_defaults(func=render)
 
@@ -62,19 +93,28 @@ def perceive(args: argparse.Namespace) -> int:
         raise ConfigError("--json: only with --ablation")
     if args.ablation and args.save:
         raise ConfigError("--save: not with --ablation (the ablation fits one model per set)")
+    from hear2act_env.speech.renderers import make_renderer
+
+    renderer = make_renderer(args.renderer)
     bank = load_bank()
     train = [s for s in bank if s.split == "train"][:: args.train_stride]
     test = [s for s in bank if s.split == "test"]
     cache = AudioCache(args.cache_dir)
     if args.ablation:
-        return _ablation(args, train, test, cache)
+        return _ablation(args, train, test, renderer, cache)
     anchors = ", ".join(f"{k} {v:.2f}" for k, v in ANCHORS.items())
     main_check = perception_check(
-        train, test, args.prosody_strength, cache=cache, per_scenario=args.per_scenario
+        train,
+        test,
+        args.prosody_strength,
+        renderer=renderer,
+        cache=cache,
+        per_scenario=args.per_scenario,
     )
     print(
-        "Resolved vs unresolved, reference prosody classifier "
-        f"(strength {args.prosody_strength}); paper anchors on Qwen3-TTS: {anchors}"
+        f"Resolved vs unresolved, reference prosody classifier ({args.renderer}, strength "
+        f"{args.prosody_strength}; trained on the train split's voices, tested on the test "
+        f"split's held-out voices); paper anchors on Qwen3-TTS: {anchors}"
     )
     personas = sorted({p for r in main_check.reports.values() for p in r.per_persona})
     print(f"{'realization':<12}{'accuracy':>9}{'n_test':>8}" + "".join(f"{p:>8}" for p in personas))
@@ -87,23 +127,40 @@ def perceive(args: argparse.Namespace) -> int:
         from hear2act_env.speech.bank_perception import train_reference
 
         train_reference(
-            train, args.prosody_strength, cache=cache, per_scenario=args.per_scenario
+            train,
+            args.prosody_strength,
+            renderer=renderer,
+            cache=cache,
+            per_scenario=args.per_scenario,
         ).save(args.save)
         print(f"saved the reference perceiver to {args.save}")
     print("\naccuracy against prosody_strength (Prosody-mediated):")
     for strength in args.curve:
         check = perception_check(
-            train, test, strength, ("prosody",), cache=cache, per_scenario=args.per_scenario
+            train,
+            test,
+            strength,
+            ("prosody",),
+            renderer=renderer,
+            cache=cache,
+            per_scenario=args.per_scenario,
         )
         print(f"  strength {strength:4.2f}: {check.reports['prosody'].accuracy:.3f}")
     return 0
 
 
-def _ablation(args: argparse.Namespace, train: list, test: list, cache: object) -> int:
+def _ablation(
+    args: argparse.Namespace, train: list, test: list, renderer: object, cache: object
+) -> int:
     from hear2act_env.speech.ablation import bank_ablation
 
     result = bank_ablation(
-        train, test, args.prosody_strength, cache=cache, per_scenario=args.per_scenario
+        train,
+        test,
+        args.prosody_strength,
+        renderer=renderer,
+        cache=cache,
+        per_scenario=args.per_scenario,
     )
     if args.json == "-":
         print(result.to_json(), end="")
@@ -145,6 +202,7 @@ def add_perceive(sub: argparse._SubParsersAction) -> None:
         help="use every k-th train scenario (default: 2)",
     )
     options.add_cache_dir(p)
+    options.add_renderer(p)
     p.add_argument(
         "--save",
         default=None,

@@ -74,6 +74,9 @@ class GridConfig:
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     scenario_file: str | None = None
     agent_options: dict[str, Any] = field(default_factory=dict)  # recorded in the manifest
+    #: The reference perceiver of the voice-inferred conditions (``A+T/inferred``): a model
+    #: saved by ``hear2act perceive --save`` (None: the shipped one, fit on espeak-ng clips).
+    perceiver: str | None = None
 
     def __post_init__(self) -> None:
         if not self.agents:
@@ -141,7 +144,7 @@ def _make_env(config: GridConfig, realization: str, condition: Condition) -> gym
         if condition.perception == "reference":
             from hear2act_env.wrappers.inferred_state import InferredState
 
-            env = InferredState(env)
+            env = InferredState(env, model_path=config.perceiver)
         envs[cache_key] = env
     return env
 

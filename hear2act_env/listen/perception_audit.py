@@ -50,7 +50,6 @@ one and the same class to every clip) it is undefined, reported as NaN ("n/a").
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import math
 import os
@@ -334,42 +333,10 @@ class Audit:
 
 
 def make_renderer(spec: str) -> Any:
-    """The renderer named by ``spec``: ``espeak``, or ``MODULE:NAME`` (a renderer object, or a
-    class or function that makes one when called without arguments)."""
-    if spec == "espeak":
-        from hear2act_env.speech.espeak import EspeakRenderer
+    """The renderer named by ``spec`` (``speech.renderers.make_renderer``)."""
+    from hear2act_env.speech.renderers import make_renderer as by_spec
 
-        return EspeakRenderer()
-    module, _, name = spec.partition(":")
-    if not module or not name:
-        raise ConfigError(
-            f"--renderer: expected 'espeak' or MODULE:NAME (an importable renderer, or a class "
-            f"or function making one), got {spec!r}"
-        )
-    try:
-        target = getattr(importlib.import_module(module), name)
-    except ImportError as exc:
-        raise ConfigError(f"--renderer: cannot import {module!r} ({exc})") from None
-    except AttributeError:
-        raise ConfigError(f"--renderer: module {module!r} has no {name!r}") from None
-    try:
-        renderer = (
-            target if hasattr(target, "render") and not isinstance(target, type) else target()
-        )
-    except TypeError as exc:
-        raise ConfigError(f"--renderer: {spec} cannot be made without arguments ({exc})") from None
-    from hear2act_env.constants import SAMPLE_RATE
-    from hear2act_env.speech.utterance import Renderer
-
-    if not isinstance(renderer, Renderer):
-        raise ConfigError(
-            f"--renderer: {spec} is not a renderer (needs name, version, sample_rate and render)"
-        )
-    if int(renderer.sample_rate) != SAMPLE_RATE:
-        raise ConfigError(
-            f"--renderer: {spec} renders at {renderer.sample_rate} Hz, expected {SAMPLE_RATE}"
-        )
-    return renderer
+    return by_spec(spec)
 
 
 def _reference_model(

@@ -69,7 +69,7 @@ def collect_tagged_clips(
             turn = realize(s, reply, TurnDraw.from_rng(rng))
             if reply.state in _JUDGED:
                 clip = (
-                    Utterance(turn.text, turn.delivery, s.persona, turn.draw.variation, strength),
+                    Utterance.spoken(s, turn.text, turn.delivery, turn.draw.variation, strength),
                     reply.state.resolved,
                     s.id,
                 )

@@ -2,7 +2,11 @@
 
 The key is the SHA-256 of everything that determines a waveform: the renderer's name,
 version and sample rate and the utterance's text, delivery, persona, variation and prosody
-strength. Entries live at ``root/<key[:2]>/<key>.h2a``; each is written to a temporary file in
+strength. Entries hold 16-bit PCM (2 bytes a sample, half of float32): every waveform the cache
+returns, freshly rendered or read back, is the renderer's output rounded to that grid
+(``pcm16_roundtrip``), so a clip is the same bit for bit whether it came from the disk, the
+memory or the renderer, and ``speak`` gives the same waveform without a cache. Entries live at
+``root/<key[:2]>/<key>.h2a``; each is written to a temporary file in
 the same folder and moved into place with ``os.replace`` (atomic), and carries a header with
 the key, the sample count and rate and a CRC-32 of the samples (cheap to check on every read),
 so a corrupt or truncated entry is detected, re-rendered and rewritten, never served. A cache
@@ -32,11 +36,41 @@ from hear2act_env.atomic import atomic_write
 from hear2act_env.errors import ConfigError
 from hear2act_env.speech.utterance import Renderer, Utterance
 
-__all__ = ["AudioCache", "CacheStats", "CachedRenderer", "cache_key", "default_cache_dir"]
+__all__ = [
+    "AudioCache",
+    "CacheStats",
+    "CachedRenderer",
+    "cache_key",
+    "default_cache_dir",
+    "pcm16_roundtrip",
+    "speak",
+]
 
-_MAGIC = b"H2AWAV2\n"
+_MAGIC = b"H2AWAV3\n"
 _HEADER = struct.Struct("<8s32sQII")  # magic, key, n_samples, sample_rate, crc32(payload)
-_FORMAT = 1
+_FORMAT = 2  # 2: 16-bit PCM entries (1: float32)
+#: Full scale of the 16-bit entries: a sample ``x`` is stored as ``round(x * PCM_SCALE)``.
+PCM_SCALE = 32767.0
+
+
+def _to_pcm16(wave: np.ndarray) -> np.ndarray:
+    return np.round(np.clip(wave, -1.0, 1.0) * PCM_SCALE).astype("<i2")
+
+
+def _from_pcm16(pcm: np.ndarray) -> np.ndarray:
+    return pcm.astype(np.float32) / np.float32(PCM_SCALE)
+
+
+def pcm16_roundtrip(wave: np.ndarray) -> np.ndarray:
+    """``wave`` rounded to the 16-bit grid of the cache's entries (float32)."""
+    return _from_pcm16(_to_pcm16(np.asarray(wave, dtype=np.float32)))
+
+
+def speak(renderer: Renderer, utt: Utterance, cache: AudioCache | None = None) -> np.ndarray:
+    """The waveform of ``utt`` as the env hears it: through ``cache``, or rendered and rounded."""
+    if cache is not None:
+        return cache.render(renderer, utt)
+    return pcm16_roundtrip(renderer.render(utt))
 
 
 def default_cache_dir() -> Path:
@@ -123,11 +157,12 @@ class AudioCache:
             with self._lock:
                 self.stats.disk_hits += 1
         else:
-            wave = np.ascontiguousarray(renderer.render(utt), dtype=np.float32)
+            pcm = _to_pcm16(np.asarray(renderer.render(utt), dtype=np.float32))
+            wave = _from_pcm16(pcm)
             with self._lock:
                 self.stats.misses += 1
             if self.disk:
-                self._write(key, wave, renderer.sample_rate)
+                self._write(key, pcm, renderer.sample_rate)
         stored = self._remember(key, wave)
         return wave.copy() if copy else stored
 
@@ -164,24 +199,24 @@ class AudioCache:
             magic != _MAGIC
             or stored_key != bytes.fromhex(key)
             or rate != sample_rate
-            or len(payload) != 4 * n
+            or len(payload) != 2 * n
             or zlib.crc32(payload) != digest
         ):
             return self._corrupt()
-        return np.frombuffer(payload, dtype="<f4")  # read-only view; float32 on every platform
+        return _from_pcm16(np.frombuffer(payload, dtype="<i2"))  # little-endian on every platform
 
     def _corrupt(self) -> None:
         with self._lock:
             self.stats.corrupt += 1
         return None
 
-    def _write(self, key: str, wave: np.ndarray, sample_rate: int) -> None:
+    def _write(self, key: str, pcm: np.ndarray, sample_rate: int) -> None:
         path = self.path_for(key)
-        payload = wave.astype("<f4").tobytes()
+        payload = pcm.tobytes()
         header = _HEADER.pack(
             _MAGIC,
             bytes.fromhex(key),
-            len(wave),
+            len(pcm),
             int(sample_rate),
             zlib.crc32(payload),
         )

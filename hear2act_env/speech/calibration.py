@@ -1,10 +1,12 @@
 """Calibration of ``prosody_strength``: reference-perceiver accuracy against strength.
 
 The set: ``CALIBRATION_LINES`` (12 short accepting lines, the same words whatever the state)
-across the 6 personas. Each (line, persona, repetition) gets one variation seed and is spoken
+spoken by the 6 persona voices for training and by their 6 held-out twins for testing
+(``protocol.speakers``). Each (line, voice, repetition) gets one variation seed and is spoken
 twice with it: once with a resolved label and once with an unresolved one (reluctant or
 concern), each drawn uniformly. Lines are split into ``folds`` groups; each fold trains on
-the other lines and tests on its held-out lines, with fresh variation seeds. At strength 0
+the other lines and tests on its held-out lines, with fresh variation seeds: held-out lines,
+in voices the classifier never heard. At strength 0
 both members of a pair are the same waveform, so accuracy is exactly 0.5.
 
 Run ``python -m hear2act_env.speech.calibration`` to print the curve.
@@ -20,6 +22,7 @@ import numpy as np
 
 from hear2act_env.protocol.delivery import DELIVERY_LABELS, State
 from hear2act_env.protocol.scenario import PERSONAS
+from hear2act_env.protocol.speakers import HELD_OUT_SPEAKERS
 from hear2act_env.speech.cache import AudioCache
 from hear2act_env.speech.perception import LogisticModel, features_of
 from hear2act_env.speech.utterance import Renderer, Utterance
@@ -57,13 +60,17 @@ class CalibrationPoint:
 
 
 def paired_set(
-    lines: Sequence[str], strength: float, reps: int, seed: int
+    lines: Sequence[str],
+    strength: float,
+    reps: int,
+    seed: int,
+    voices: Sequence[str] = PERSONAS,
 ) -> list[tuple[Utterance, bool]]:
-    """Resolved/unresolved pairs sharing a variation seed, for each line, persona, repetition."""
+    """Resolved/unresolved pairs sharing a variation seed, for each line, voice, repetition."""
     rng = np.random.default_rng(seed)
     pairs: list[tuple[Utterance, bool]] = []
     for line in lines:
-        for persona in PERSONAS:
+        for persona in voices:
             for _ in range(reps):
                 variation = int(rng.integers(0, 2**31 - 1))
                 good = RESOLVED_LABELS[int(rng.integers(len(RESOLVED_LABELS)))]
@@ -101,7 +108,9 @@ def calibrate(
         for k, held_out in enumerate(groups):
             train_lines = [ln for ln in lines if ln not in held_out]
             train = paired_set(train_lines, strength, train_reps, seed * 1000 + 2 * k)
-            test = paired_set(held_out, strength, test_reps, seed * 1000 + 2 * k + 1)
+            test = paired_set(
+                held_out, strength, test_reps, seed * 1000 + 2 * k + 1, HELD_OUT_SPEAKERS
+            )
             x_tr = features_of([u for u, _ in train], renderer, cache)
             x_te = features_of([u for u, _ in test], renderer, cache)
             model = LogisticModel.fit(x_tr, np.array([y for _, y in train]), l2=l2)
@@ -115,7 +124,7 @@ def calibrate(
                 strength=float(strength),
                 accuracy=float(hits.mean()),
                 n_test=len(hits),
-                per_persona={p: float(hits[keys == p].mean()) for p in PERSONAS},
+                per_persona={p: float(hits[keys == p].mean()) for p in HELD_OUT_SPEAKERS},
                 per_delivery={
                     d: float(hits[kinds == d].mean())
                     for d in RESOLVED_LABELS + UNRESOLVED_LABELS
@@ -134,10 +143,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--per-delivery", action="store_true", help="also print per label")
     args = parser.parse_args(argv)
-    print("strength  accuracy  n_test  " + "  ".join(f"{p:>6}" for p in PERSONAS))
+    print("strength  accuracy  n_test  " + "  ".join(f"{p:>7}" for p in HELD_OUT_SPEAKERS))
     points = calibrate(args.strengths, train_reps=args.reps, test_reps=args.reps, seed=args.seed)
     for pt in points:
-        per = "  ".join(f"{pt.per_persona[p]:6.3f}" for p in PERSONAS)
+        per = "  ".join(f"{pt.per_persona[p]:7.3f}" for p in HELD_OUT_SPEAKERS)
         print(f"{pt.strength:8.2f}  {pt.accuracy:8.3f}  {pt.n_test:6d}  {per}", flush=True)
     if args.per_delivery:
         for pt in points:

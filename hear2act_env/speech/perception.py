@@ -17,7 +17,7 @@ import numpy as np
 
 from hear2act_env.errors import ConfigError
 from hear2act_env.protocol.delivery import STATE_OF_DELIVERY
-from hear2act_env.speech.cache import AudioCache
+from hear2act_env.speech.cache import AudioCache, speak
 from hear2act_env.speech.features import FEATURE_NAMES, prosodic_features
 from hear2act_env.speech.utterance import Renderer, Utterance
 
@@ -140,7 +140,7 @@ def features_of(
     """Render each utterance (through ``cache`` if given) and stack its prosodic features."""
     rows = []
     for utt in utts:
-        wave = cache.render(renderer, utt) if cache is not None else renderer.render(utt)
+        wave = speak(renderer, utt, cache)
         rows.append(prosodic_features(wave, renderer.sample_rate))
     if not rows:
         return np.zeros((0, len(FEATURE_NAMES)), dtype=np.float32)

@@ -14,7 +14,7 @@ from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.protocol.catalog import possible_turns
 from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.speech.cache import AudioCache
-from hear2act_env.speech.espeak import EspeakRenderer
+from hear2act_env.speech.renderers import make_renderer
 from hear2act_env.speech.utterance import Utterance
 
 
@@ -31,25 +31,23 @@ class RenderSummary:
 def utterances(
     scenarios: Sequence[Scenario], realizations: Sequence[str], strength: float
 ) -> list[Utterance]:
-    """Distinct utterances of ``scenarios`` under ``realizations`` (voice = scenario persona)."""
-    seen: dict[tuple, Utterance] = {}
+    """Distinct utterances of ``scenarios`` under ``realizations``, voiced as the env voices them."""
+    seen: dict[Utterance, None] = {}
     for s in scenarios:
         for realization in realizations:
             for text, delivery, variation in possible_turns(s, realization):  # type: ignore[arg-type]
-                key = (text, delivery, s.persona, variation)
-                if key not in seen:
-                    seen[key] = Utterance(text, delivery, s.persona, variation, strength)
-    return list(seen.values())
+                seen.setdefault(Utterance.spoken(s, text, delivery, variation, strength))
+    return list(seen)
 
 
 #: The env's default audio buffer (``max_audio_seconds=15``): features are of what it shows.
 DEFAULT_MAX_SAMPLES = 15 * SAMPLE_RATE
 
 
-def _render_part(args: tuple[list[Utterance], str | None, bool]) -> tuple[float, int]:
-    utts, root, features = args
+def _render_part(args: tuple[list[Utterance], str | None, bool, str]) -> tuple[float, int]:
+    utts, root, features, renderer_spec = args
     cache = AudioCache(root, memory_items=0)
-    renderer = EspeakRenderer()
+    renderer = make_renderer(renderer_spec)
     store = None
     if features:
         from hear2act_env.speech.cache import cache_key
@@ -77,10 +75,12 @@ def prerender(
     workers: int = 1,
     progress: bool = True,
     features: bool = False,
+    renderer: str = "espeak",
 ) -> RenderSummary:
     """Render ``utts`` into the disk cache (``workers`` processes) with a progress line; with
     ``features``, also their prosodic features into the feature cache beside it (as the env's
-    default 15 s buffer shows them), so audio RL starts warm."""
+    default 15 s buffer shows them), so audio RL starts warm. ``renderer``: a renderer spec
+    (``speech.renderers``), made once per worker."""
     import multiprocessing as mp
 
     start = time.perf_counter()
@@ -90,7 +90,9 @@ def prerender(
     misses = done = 0
     ctx = mp.get_context("spawn")
     with ctx.Pool(workers) if workers > 1 else _Inline() as pool:
-        for sec, miss in pool.imap_unordered(_render_part, [(p, root, features) for p in parts]):
+        for sec, miss in pool.imap_unordered(
+            _render_part, [(p, root, features, renderer) for p in parts]
+        ):
             seconds += sec
             misses += miss
             done += 1

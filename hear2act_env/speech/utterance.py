@@ -10,7 +10,8 @@ import numpy as np
 
 from hear2act_env.errors import ConfigError
 from hear2act_env.protocol.delivery import DELIVERIES
-from hear2act_env.protocol.scenario import PERSONAS
+from hear2act_env.protocol.scenario import Scenario
+from hear2act_env.protocol.speakers import SPEAKERS, speaker_for, variation_for
 
 #: Largest accepted ``prosody_strength`` (2 = twice the default deviation from neutral).
 MAX_STRENGTH = 2.0
@@ -23,7 +24,9 @@ class Utterance:
     Attributes:
         text: the words, spoken as they are (nothing is ever added to them).
         delivery: a delivery label from ``DELIVERIES`` (how the reply is voiced).
-        persona: a speaker persona from ``PERSONAS`` (which voice speaks).
+        persona: the voice that speaks, from ``protocol.speakers.SPEAKERS`` (a scenario's
+            persona on the train split, its held-out twin on the test split; see
+            ``Utterance.spoken``).
         variation: integer seed of the per-utterance prosodic variation; the same seed always
             gives the same variation (``numpy.random.default_rng(variation)``).
         prosody_strength: 0 = neutral voice for every label, 1 = default, up to 2; the
@@ -43,9 +46,9 @@ class Utterance:
             raise ConfigError(
                 f"Utterance.delivery must be one of {', '.join(DELIVERIES)}; got {self.delivery!r}"
             )
-        if self.persona not in PERSONAS:
+        if self.persona not in SPEAKERS:
             raise ConfigError(
-                f"Utterance.persona must be one of {', '.join(PERSONAS)}; got {self.persona!r}"
+                f"Utterance.persona must be one of {', '.join(SPEAKERS)}; got {self.persona!r}"
             )
         if isinstance(self.variation, bool) or not isinstance(self.variation, (int, np.integer)):
             raise ConfigError(
@@ -68,6 +71,29 @@ class Utterance:
                 f"(0 = neutral, 1 = default); got {strength!r}"
             )
         object.__setattr__(self, "prosody_strength", float(strength))
+
+    @classmethod
+    def spoken(
+        cls,
+        scenario: Scenario,
+        text: str,
+        delivery: str,
+        variation: int,
+        prosody_strength: float = 1.0,
+    ) -> Utterance:
+        """A turn of ``scenario`` drawn with ``variation`` (``TurnDraw.variation``), as voiced.
+
+        The voice and the voicing variation depend on the scenario's split
+        (``protocol.speakers``): test-split scenarios speak with held-out voices and
+        variations, so no test clip equals a train clip.
+        """
+        return cls(
+            text,
+            delivery,
+            speaker_for(scenario.persona, scenario.split),
+            variation_for(variation, scenario.split),
+            prosody_strength,
+        )
 
 
 @runtime_checkable

@@ -233,3 +233,20 @@ def test_perceive_ablation_prints_the_table_and_json(tmp_path, capsys, monkeypat
     assert main(["perceive", "--ablation", "--json", str(path), *flags]) == 0
     assert "Voice v2 targets" in capsys.readouterr().out
     assert json.loads(path.read_text()) == data
+
+
+def test_the_duration_ratio_is_held_to_the_gap_as_well():
+    # every feature a little, and the one-number timing shortcut as much as all of them
+    def table(seed: int) -> ClipTable:
+        t = _table(600, seed, FEATURE_NAMES, shift=0.45)
+        y = np.where(t.y, 1.0, -1.0)
+        rng = np.random.default_rng(seed + 7)
+        t.x[:, COLUMNS.index("duration_ratio")] = 2.0 * y + rng.standard_normal(len(y))
+        return t
+
+    report = ablate(table(0), table(1), resamples=100)
+    acc = {name: r.accuracy.value for name, r in report.results.items()}
+    assert all(acc["all"] - acc[g] >= 0.05 for g in FEATURE_GROUPS), acc
+    assert acc["all"] - acc["duration_ratio"] < 0.05, acc
+    (gap_check,) = [c for c in report.checks() if c.target.startswith("no group")]
+    assert not gap_check.holds and "duration_ratio" in gap_check.detail

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import hear2act_env  # noqa: F401 - registers the ids
-from hear2act_env.speech.cache import AudioCache
+from hear2act_env.speech.cache import AudioCache, pcm16_roundtrip
 from hear2act_env.speech.espeak import EspeakRenderer
 from hear2act_env.speech.utterance import Utterance
 
@@ -29,7 +29,7 @@ def test_a_cache_root_that_is_a_file_warns_once_and_renders(tmp_path):
         b = cache.render(renderer, _utt("Sure, go ahead."))
     assert len([w for w in caught if "not writable" in str(w.message)]) == 1
     assert a.size > 0 and b.size > 0
-    np.testing.assert_array_equal(a, EspeakRenderer().render(_utt()))
+    np.testing.assert_array_equal(a, pcm16_roundtrip(EspeakRenderer().render(_utt())))
 
 
 def test_a_filled_cache_that_turns_unwritable_still_serves_its_entries(tmp_path):

@@ -127,13 +127,14 @@ def test_slower_rate_and_pauses_lengthen_the_speech(renderer, neutral):
 
 def test_pitch_level_range_and_final_contour(renderer, neutral):
     n = prosodic_features(neutral)
-    up = prosodic_features(_labelled(renderer, "enthusiastic"))  # +3 st, range +60%
-    down = prosodic_features(_labelled(renderer, "flat"))  # -2 st, range -70%
-    assert up[F["f0_median_st"]] > n[F["f0_median_st"]] + 2.0
-    assert down[F["f0_median_st"]] < n[F["f0_median_st"]] - 1.2
+    # label deviations times Piper's LABEL_SCALE (1.5 for pitch and range)
+    up = prosodic_features(_labelled(renderer, "enthusiastic"))  # +1.8 st, range +45%
+    down = prosodic_features(_labelled(renderer, "flat"))  # -3.3 st, range -100% (clamped)
+    assert up[F["f0_median_st"]] > n[F["f0_median_st"]] + 1.2
+    assert down[F["f0_median_st"]] < n[F["f0_median_st"]] - 2.0
     assert down[F["f0_range_st"]] < 0.7 * n[F["f0_range_st"]]
     assert up[F["f0_range_st"]] > n[F["f0_range_st"]]
-    # concerned ends lifted (+2 st on the last word), firm ends low (-2.5 st); both pause
+    # concerned ends lifted (+3.5 x 1.5 st on the last word), firm ends low (-2.5 x 1.5 st); both pause
     # after "Okay," so they are synthesized in the same chunks
     lifted = prosodic_features(_labelled(renderer, "concerned", 2.0))
     dropped = prosodic_features(_labelled(renderer, "firm", 2.0))
@@ -146,8 +147,9 @@ def test_level(renderer, neutral):
     def rms_db(x):
         return prosodic_features(x)[F["energy_db"]]
 
-    assert rms_db(_labelled(renderer, "frustrated")) > rms_db(neutral) + 3.0  # +4 dB
-    assert rms_db(_labelled(renderer, "disappointed")) < rms_db(neutral) - 3.0  # -4 dB, fade
+    # label levels times Piper's LABEL_SCALE for gain (0.7)
+    assert rms_db(_labelled(renderer, "frustrated")) > rms_db(neutral) + 2.0  # +2.8 dB
+    assert rms_db(_labelled(renderer, "disappointed")) < rms_db(neutral) - 2.0  # -2.8 dB, fade
 
 
 def test_personas_are_distinguishable_by_pitch(renderer):

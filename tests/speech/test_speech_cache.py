@@ -8,7 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hear2act_env.speech.cache import AudioCache, CachedRenderer, cache_key, default_cache_dir
+from hear2act_env.speech.cache import (
+    AudioCache,
+    CachedRenderer,
+    cache_key,
+    default_cache_dir,
+    pcm16_roundtrip,
+    speak,
+)
 from hear2act_env.speech.utterance import Utterance
 
 
@@ -147,6 +154,10 @@ def test_espeak_through_cache(tmp_path):
     from hear2act_env.speech.espeak import EspeakRenderer
 
     r = EspeakRenderer()
-    direct = r.render(UTT)
-    assert AudioCache(tmp_path).render(r, UTT).tobytes() == direct.tobytes()
-    assert AudioCache(tmp_path).render(r, UTT).tobytes() == direct.tobytes()
+    direct = pcm16_roundtrip(r.render(UTT))  # entries are 16-bit PCM: the cache rounds
+    assert np.abs(direct - r.render(UTT)).max() <= 0.5 / 32767 + 1e-7
+    assert AudioCache(tmp_path).render(r, UTT).tobytes() == direct.tobytes()  # fresh render
+    assert AudioCache(tmp_path).render(r, UTT).tobytes() == direct.tobytes()  # from disk
+    assert speak(r, UTT).tobytes() == direct.tobytes()  # no cache: the same waveform
+    (entry,) = tmp_path.rglob("*.h2a")
+    assert entry.stat().st_size == 56 + 2 * len(direct)  # header + 2 bytes a sample

@@ -12,6 +12,7 @@ pytest.importorskip("espeakng_loader")
 
 from hear2act_env.protocol.delivery import DELIVERIES  # noqa: E402
 from hear2act_env.protocol.scenario import PERSONAS  # noqa: E402
+from hear2act_env.protocol.speakers import HELD_OUT, SPEAKERS  # noqa: E402
 from hear2act_env.speech.espeak import EspeakRenderer  # noqa: E402
 from hear2act_env.speech.features import pitch_track  # noqa: E402
 from hear2act_env.speech.utterance import Renderer, Utterance  # noqa: E402
@@ -112,11 +113,13 @@ def test_labels_differ_at_default_strength(renderer):
     assert len(waves) == len(DELIVERIES)
 
 
-def test_six_distinguishable_voices(renderer):
-    assert set(VOICES) == set(PERSONAS)
-    assert len({v.variant_file() for v in VOICES.values()}) == len(PERSONAS)
+def test_twelve_distinguishable_voices(renderer):
+    # six persona voices (train split) and their six held-out twins (test split)
+    assert set(VOICES) == set(SPEAKERS) and set(PERSONAS) < set(SPEAKERS)
+    assert len({v.variant_file() for v in VOICES.values()}) == len(SPEAKERS) == 12
+    assert all(VOICES[p].gender == VOICES[HELD_OUT[p]].gender for p in PERSONAS)
     medians = {}
-    for persona in PERSONAS:
+    for persona in SPEAKERS:
         wave = renderer.render(Utterance("Okay, that could work.", "satisfied", persona, 0, 0.0))
         f0, _ = pitch_track(wave)
         medians[persona] = 12 * np.log2(np.nanmedian(f0) / 100)
