@@ -70,7 +70,7 @@ def benchmark(args: argparse.Namespace) -> int:
 def _voice_of(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
     """The audio grid's renderer (as an env setting) and reference perceiver, checked now."""
     from hear2act_env.speech.perception import LogisticModel
-    from hear2act_env.speech.renderers import make_renderer
+    from hear2act_env.speech.renderers import make_renderer, shipped_perceiver
 
     make_renderer(args.renderer)  # a bad spec or a missing extra stops the run here
     if args.perceiver is not None:
@@ -82,11 +82,14 @@ def _voice_of(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
                 "with hear2act perceive --renderer SPEC --save PATH"
             ) from None
     elif args.renderer != "espeak":
-        raise ConfigError(
-            f"--renderer {args.renderer}: the shipped perceiver was fit on espeak-ng clips; give "
-            "one fit on this renderer's train-split clips with --perceiver (hear2act perceive "
-            f"--renderer {args.renderer} --save PATH)"
-        )
+        shipped = shipped_perceiver(args.renderer)
+        if shipped is None:
+            raise ConfigError(
+                f"--renderer {args.renderer}: no perceiver ships for this renderer (the default "
+                "one was fit on espeak-ng clips); give one fit on its train-split clips with "
+                f"--perceiver (hear2act perceive --renderer {args.renderer} --save PATH)"
+            )
+        return {"renderer": args.renderer}, str(shipped)
     env_kwargs: dict[str, Any] = {} if args.renderer == "espeak" else {"renderer": args.renderer}
     return env_kwargs, args.perceiver
 
@@ -110,7 +113,7 @@ def add_benchmark(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="PATH",
         help="reference perceiver of the audio grid, saved by hear2act perceive --save "
-        "(default: the shipped one, fit on espeak-ng; required with another --renderer)",
+        "(default: the one shipped for the renderer, espeak or piper; required with any other)",
     )
     p.add_argument(
         "--no-audio", action="store_true", help="skip the audio (voice-inferred state) grid"

@@ -100,17 +100,11 @@ def perceive(args: argparse.Namespace) -> int:
     train = [s for s in bank if s.split == "train"][:: args.train_stride]
     test = [s for s in bank if s.split == "test"]
     cache = AudioCache(args.cache_dir)
+    voice = {"renderer": renderer, "cache": cache, "per_scenario": args.per_scenario}
     if args.ablation:
-        return _ablation(args, train, test, renderer, cache)
+        return _ablation(args, train, test, voice)
     anchors = ", ".join(f"{k} {v:.2f}" for k, v in ANCHORS.items())
-    main_check = perception_check(
-        train,
-        test,
-        args.prosody_strength,
-        renderer=renderer,
-        cache=cache,
-        per_scenario=args.per_scenario,
-    )
+    main_check = perception_check(train, test, args.prosody_strength, **voice)
     print(
         f"Resolved vs unresolved, reference prosody classifier ({args.renderer}, strength "
         f"{args.prosody_strength}; trained on the train split's voices, tested on the test "
@@ -126,42 +120,19 @@ def perceive(args: argparse.Namespace) -> int:
     if args.save:
         from hear2act_env.speech.bank_perception import train_reference
 
-        train_reference(
-            train,
-            args.prosody_strength,
-            renderer=renderer,
-            cache=cache,
-            per_scenario=args.per_scenario,
-        ).save(args.save)
+        train_reference(train, args.prosody_strength, **voice).save(args.save)
         print(f"saved the reference perceiver to {args.save}")
     print("\naccuracy against prosody_strength (Prosody-mediated):")
     for strength in args.curve:
-        check = perception_check(
-            train,
-            test,
-            strength,
-            ("prosody",),
-            renderer=renderer,
-            cache=cache,
-            per_scenario=args.per_scenario,
-        )
+        check = perception_check(train, test, strength, ("prosody",), **voice)
         print(f"  strength {strength:4.2f}: {check.reports['prosody'].accuracy:.3f}")
     return 0
 
 
-def _ablation(
-    args: argparse.Namespace, train: list, test: list, renderer: object, cache: object
-) -> int:
+def _ablation(args: argparse.Namespace, train: list, test: list, voice: dict) -> int:
     from hear2act_env.speech.ablation import bank_ablation
 
-    result = bank_ablation(
-        train,
-        test,
-        args.prosody_strength,
-        renderer=renderer,
-        cache=cache,
-        per_scenario=args.per_scenario,
-    )
+    result = bank_ablation(train, test, args.prosody_strength, **voice)
     if args.json == "-":
         print(result.to_json(), end="")
         return 0

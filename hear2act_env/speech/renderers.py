@@ -8,17 +8,32 @@ One spec string names a renderer wherever a command line or a JSON configuration
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import Any
 
 from hear2act_env.errors import ConfigError
 
-__all__ = ["RENDERERS", "make_renderer"]
+__all__ = ["RENDERERS", "SHIPPED_PERCEIVERS", "make_renderer", "shipped_perceiver"]
 
 #: Short names of the shipped renderers -> ``module:class``.
 RENDERERS: dict[str, str] = {
     "espeak": "hear2act_env.speech.espeak:EspeakRenderer",
     "piper": "hear2act_env.speech.piper:PiperRenderer",
 }
+
+
+_DATA = Path(__file__).resolve().parent / "data"
+#: Reference perceivers fit on each shipped renderer's train-split clips (``hear2act perceive
+#: --renderer NAME --save``): the voice-inferred conditions read that renderer's voice with them.
+SHIPPED_PERCEIVERS: dict[str, Path] = {
+    "espeak": _DATA / "reference_perceiver.json",
+    "piper": _DATA / "reference_perceiver_piper.json",
+}
+
+
+def shipped_perceiver(spec: str) -> Path | None:
+    """The shipped reference perceiver of the renderer named ``spec`` (None: none ships)."""
+    return SHIPPED_PERCEIVERS.get(spec)
 
 
 def make_renderer(spec: str, field: str = "--renderer") -> Any:

@@ -94,3 +94,19 @@ def test_benchmark_refuses_a_voice_it_cannot_read(tmp_path, capsys, argv, messag
     assert rc == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out" / "results.jsonl").exists()
+
+
+def test_each_shipped_renderer_is_read_with_its_own_shipped_perceiver():
+    import argparse
+
+    from hear2act_env.cli.evaluate import _voice_of
+    from hear2act_env.speech.perception import LogisticModel
+    from hear2act_env.speech.renderers import SHIPPED_PERCEIVERS
+
+    for name, path in SHIPPED_PERCEIVERS.items():
+        assert LogisticModel.load(path).feature_names == tuple(FEATURE_NAMES), name
+    assert _voice_of(argparse.Namespace(renderer="espeak", perceiver=None)) == ({}, None)
+    pytest.importorskip("piper")
+    env_kwargs, perceiver = _voice_of(argparse.Namespace(renderer="piper", perceiver=None))
+    assert env_kwargs == {"renderer": "piper"}
+    assert perceiver == str(SHIPPED_PERCEIVERS["piper"])
