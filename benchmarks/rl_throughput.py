@@ -10,8 +10,9 @@ with the training defaults (8 envs for text, 4 for audio, 2048 steps per rollout
 wrapped around the entry points split the wall time:
 
 - render: ``Hear2ActEnv._speak`` (espeak-ng synthesis, resampling, the audio cache)
-- features: ``ProsodyTracker.features`` (pitch track, energy, rate, pauses), or with a learned
-  audio encoder ``LogMelTracker.summary`` (the log-mel spectrogram; the encoder itself runs
+- features: ``ClipTracker.summary``: the prosodic features (pitch track, energy, rate, pauses)
+  of ``ProsodyTracker``, or with a learned audio encoder the log-mel spectrogram of
+  ``LogMelTracker`` (the encoder itself runs
   inside PPO's forward passes and updates, so its cost is in ``ppo``)
 - engine: ``Hear2ActEnv.reset``/``step`` minus render (user engine, realizer, transcript, info)
 - structured: ``StructuredObservation.observation`` (the lexical view as arrays)
@@ -67,13 +68,12 @@ def instrument() -> None:
     """Wrap the entry points with timers (once per process)."""
     from hear2act_agents.rl.encoding import RLObservation
     from hear2act_env.env import Hear2ActEnv
-    from hear2act_env.wrappers.logmel import LogMelTracker
-    from hear2act_env.wrappers.prosody import ProsodyTracker
+    from hear2act_env.wrappers.clip_summary import ClipTracker
     from hear2act_env.wrappers.structured import StructuredObservation
 
     _timed(Hear2ActEnv, "_speak", "render")
-    _timed(ProsodyTracker, "features", "features")
-    _timed(LogMelTracker, "summary", "features")
+    # the prosodic features and the log-mel spectrograms: both trackers' one entry point
+    _timed(ClipTracker, "summary", "features")
     _timed(Hear2ActEnv, "step", "env")
     _timed(Hear2ActEnv, "reset", "env")
     _timed(StructuredObservation, "observation", "structured")
