@@ -434,6 +434,14 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
                 from hear2act_env.speech.renderers import make_renderer
 
                 renderer = make_renderer(renderer, "renderer")
+            else:
+                from hear2act_env.speech.utterance import Renderer
+
+                if not isinstance(renderer, Renderer):
+                    raise ConfigError(
+                        f"renderer: expected a renderer name (espeak, piper, MODULE:NAME) or an "
+                        f"object with name, version, sample_rate and render(); got {renderer!r}"
+                    )
             arg = self._cache_arg
             disk = arg is not False
             root = None if arg in (None, True, False) else arg

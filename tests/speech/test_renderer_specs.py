@@ -33,8 +33,9 @@ def test_env_takes_a_renderer_name_and_refuses_a_bad_one_at_construction():
     oa, _ = a.reset(seed=5)
     ob, _ = b.reset(seed=5)
     np.testing.assert_array_equal(oa["audio"], ob["audio"])
-    with pytest.raises(ConfigError, match="renderer"):
-        gym.make("Hear2Act-Prosody-v0", renderer="nope")
+    for bad in ("nope", 123, object()):
+        with pytest.raises(ConfigError, match="renderer"):
+            gym.make("Hear2Act-Prosody-v0", renderer=bad)
 
 
 def _saved_model(path, bias: float) -> str:
