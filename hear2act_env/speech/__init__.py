@@ -6,8 +6,10 @@ only): the espeak-ng library is loaded on first synthesis, and torch is never ne
 Main entry points (imported lazily on first access):
 
 - ``Utterance``, ``Renderer``, ``SAMPLE_RATE`` (``speech.utterance``)
-- ``EspeakRenderer`` (``speech.espeak``)
-- ``AudioCache``, ``CachedRenderer``, ``default_cache_dir`` (``speech.cache``)
+- ``EspeakRenderer`` (``speech.espeak``), ``PiperRenderer`` (``speech.piper``), ``make_renderer``
+  (``speech.renderers``: a renderer by name)
+- ``AudioCache``, ``CachedRenderer``, ``default_cache_dir``, ``speak`` (``speech.cache``)
+- ``cross_split_check`` (``speech.split_check``: no test clip was heard in training)
 - ``prosodic_features``, ``FEATURE_NAMES`` (``speech.features``)
 - ``LogisticModel``, ``evaluate_perception`` (``speech.perception``)
 - ``resample`` (``speech.resample``)
@@ -28,6 +30,9 @@ _EXPORTS = {
     "AudioCache": "cache",
     "CachedRenderer": "cache",
     "default_cache_dir": "cache",
+    "speak": "cache",
+    "make_renderer": "renderers",
+    "cross_split_check": "split_check",
     "prosodic_features": "features",
     "FEATURE_NAMES": "features",
     "LogisticModel": "perception",
