@@ -89,7 +89,7 @@ def _voice_of(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
                 "one was fit on espeak-ng clips); give one fit on its train-split clips with "
                 f"--perceiver (hear2act perceive --renderer {args.renderer} --save PATH)"
             )
-        return {"renderer": args.renderer}, str(shipped)
+        return {"renderer": args.renderer}, args.renderer  # the manifest names it, not a path
     env_kwargs: dict[str, Any] = {} if args.renderer == "espeak" else {"renderer": args.renderer}
     return env_kwargs, args.perceiver
 

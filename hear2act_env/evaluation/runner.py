@@ -74,8 +74,9 @@ class GridConfig:
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     scenario_file: str | None = None
     agent_options: dict[str, Any] = field(default_factory=dict)  # recorded in the manifest
-    #: The reference perceiver of the voice-inferred conditions (``A+T/inferred``): a model
-    #: saved by ``hear2act perceive --save`` (None: the shipped one, fit on espeak-ng clips).
+    #: The reference perceiver of the voice-inferred conditions (``A+T/inferred``): the name of
+    #: a renderer whose perceiver ships (``espeak``, ``piper``: ``speech.renderers``), or a
+    #: model saved by ``hear2act perceive --save`` (None: the shipped espeak-ng one).
     perceiver: str | None = None
 
     def __post_init__(self) -> None:
@@ -144,9 +145,19 @@ def _make_env(config: GridConfig, realization: str, condition: Condition) -> gym
         if condition.perception == "reference":
             from hear2act_env.wrappers.inferred_state import InferredState
 
-            env = InferredState(env, model_path=config.perceiver)
+            env = InferredState(env, model_path=_perceiver_path(config.perceiver))
         envs[cache_key] = env
     return env
+
+
+def _perceiver_path(perceiver: str | None) -> str | None:
+    """A shipped perceiver's file for a renderer name, else the path as given."""
+    if perceiver is None:
+        return None
+    from hear2act_env.speech.renderers import shipped_perceiver
+
+    shipped = shipped_perceiver(perceiver)
+    return str(shipped) if shipped is not None else perceiver
 
 
 def _wrapped_env(config: GridConfig, key: EpisodeKey, policy: Policy) -> gym.Env:

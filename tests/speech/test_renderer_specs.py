@@ -110,4 +110,10 @@ def test_each_shipped_renderer_is_read_with_its_own_shipped_perceiver():
     pytest.importorskip("piper")
     env_kwargs, perceiver = _voice_of(argparse.Namespace(renderer="piper", perceiver=None))
     assert env_kwargs == {"renderer": "piper"}
-    assert perceiver == str(SHIPPED_PERCEIVERS["piper"])
+    assert perceiver == "piper"  # a name in the manifest: portable across installs
+
+    from hear2act_env.evaluation.runner import _perceiver_path
+
+    assert _perceiver_path("piper") == str(SHIPPED_PERCEIVERS["piper"])
+    assert _perceiver_path("my/model.json") == "my/model.json"
+    assert _perceiver_path(None) is None
