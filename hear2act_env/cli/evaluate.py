@@ -68,29 +68,31 @@ def benchmark(args: argparse.Namespace) -> int:
 
 
 def _voice_of(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
-    """The audio grid's renderer (as an env setting) and reference perceiver, checked now."""
+    """The audio grid's renderer (as an env setting) and reference perceiver, checked now.
+
+    The perceiver is ``--perceiver`` if given, else the one shipped for the renderer, named by
+    the renderer (None for espeak: the runner's default); another renderer needs one.
+    """
     from hear2act_env.speech.perception import LogisticModel
     from hear2act_env.speech.renderers import make_renderer, shipped_perceiver
 
     make_renderer(args.renderer)  # a bad spec or a missing extra stops the run here
-    if args.perceiver is not None:
-        try:
-            LogisticModel.load(args.perceiver)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(
-                f"--perceiver: cannot load a perceiver from {args.perceiver!r} ({exc}); save one "
-                "with hear2act perceive --renderer SPEC --save PATH"
-            ) from None
-    elif args.renderer != "espeak":
-        shipped = shipped_perceiver(args.renderer)
-        if shipped is None:
+    env_kwargs: dict[str, Any] = {} if args.renderer == "espeak" else {"renderer": args.renderer}
+    if args.perceiver is None:
+        if shipped_perceiver(args.renderer) is None:
             raise ConfigError(
                 f"--renderer {args.renderer}: no perceiver ships for this renderer (the default "
                 "one was fit on espeak-ng clips); give one fit on its train-split clips with "
                 f"--perceiver (hear2act perceive --renderer {args.renderer} --save PATH)"
             )
-        return {"renderer": args.renderer}, args.renderer  # the manifest names it, not a path
-    env_kwargs: dict[str, Any] = {} if args.renderer == "espeak" else {"renderer": args.renderer}
+        return env_kwargs, (None if args.renderer == "espeak" else args.renderer)
+    try:
+        LogisticModel.load(args.perceiver)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(
+            f"--perceiver: cannot load a perceiver from {args.perceiver!r} ({exc}); save one "
+            "with hear2act perceive --renderer SPEC --save PATH"
+        ) from None
     return env_kwargs, args.perceiver
 
 

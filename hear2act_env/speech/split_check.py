@@ -1,7 +1,7 @@
 """Can a test-split clip be one heard in training? The cross-split identity check.
 
-Every utterance a bank can produce (``protocol.catalog.possible_turns``, voiced as the env
-voices it: ``Utterance.spoken``) is listed per split. Two counts must be 0:
+Every utterance a bank can produce (``speech.prerender.utterances``: ``protocol.catalog.possible_turns``
+voiced as the env voices it, ``Utterance.spoken``) is listed per split. Two counts must be 0:
 
 - *near-identical*: a test-split utterance with the same text, voice, delivery label and
   variation as a train-split one (the same clip up to the prosody strength);
@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hear2act_env.errors import ConfigError
-from hear2act_env.protocol.catalog import possible_turns
-from hear2act_env.protocol.scenario import Scenario
+from hear2act_env.protocol.scenario import SPLITS, Scenario
 from hear2act_env.speech.cache import AudioCache, speak
+from hear2act_env.speech.prerender import utterances
 from hear2act_env.speech.utterance import Renderer, Utterance
 
 __all__ = ["CrossSplitReport", "cross_split_check", "split_utterances"]
@@ -64,12 +64,10 @@ def split_utterances(
     scenarios: Sequence[Scenario], realizations: Sequence[str], strength: float
 ) -> dict[str, set[Utterance]]:
     """Every utterance each split's scenarios can voice, as the env voices it."""
-    out: dict[str, set[Utterance]] = {"train": set(), "test": set()}
-    for s in scenarios:
-        for realization in realizations:
-            for text, delivery, variation in possible_turns(s, realization):  # type: ignore[arg-type]
-                out[s.split].add(Utterance.spoken(s, text, delivery, variation, strength))
-    return out
+    return {
+        split: set(utterances([s for s in scenarios if s.split == split], realizations, strength))
+        for split in SPLITS
+    }
 
 
 def cross_split_check(
