@@ -14,11 +14,13 @@ is last on the favored attribute is left out of the comparison, since anyone can
 
 from __future__ import annotations
 
+import numpy as np
+
 from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.scenarios.audit.features import OPTION_FEATURES, option_features
 from hear2act_env.scenarios.audit.view import view_of
 
-__all__ = ["ALIKE_FEATURES", "NOT_JUDGED", "option_spread"]
+__all__ = ["ALIKE_FEATURES", "NOT_JUDGED", "TWIN_WEIGHT", "option_spread"]
 
 #: Option features a drawing is not judged by: rank, position and length are left to the
 #: construction itself, and the domain-knowledge counts are even by the domain rules (``hiding``).
@@ -32,14 +34,25 @@ NOT_JUDGED: tuple[str, ...] = (
 )
 #: Option counts whose spread over the eligible options a drawing is judged by.
 ALIKE_FEATURES: tuple[str, ...] = tuple(n for n in OPTION_FEATURES if n not in NOT_JUDGED)
+#: Extra weight on the two "twin" counts (values shared with the option last on the favored
+#: attribute and with the most alike option behind): best and safe meet the same needs, so
+#: these carry the construction's strongest residual regularity once distractors copy the
+#: need they imitate level for level (docs/domains.md, "The most alike drawing").
+TWIN_WEIGHT = 3.0
 _COLUMNS = [OPTION_FEATURES.index(name) for name in ALIKE_FEATURES]
+_WEIGHTS = np.array(
+    [
+        TWIN_WEIGHT if name in ("shared_with_last_on_favored", "shared_with_closest_ahead") else 1.0
+        for name in ALIKE_FEATURES
+    ]
+)
 
 
 def option_spread(scenario: Scenario) -> float:
-    """Summed variance of ``ALIKE_FEATURES`` over the eligible options, the one last on the
-    favored attribute left out (0: they all look the same)."""
+    """Weighted sum of the variances of ``ALIKE_FEATURES`` over the eligible options, the one
+    last on the favored attribute left out (0: they all look the same)."""
     view, _ = view_of(scenario, with_desirability=False)
     features = option_features(view)[:, _COLUMNS]
     rank = view.favored_rank[view.eligible]
     keep = rank < rank.max()
-    return float(features[keep].var(axis=0).sum())
+    return float((features[keep].var(axis=0) * _WEIGHTS).sum())

@@ -12,7 +12,9 @@ is best or which attributes hold the needs (docs/domains.md, "How the option val
   imitates, with the eligible options' bits shuffled), so both kinds of column have the same
   group sizes and the same relation to the opening. Which need each distractor imitates is
   balanced (``imitated_needs``): one open column in three has the opening on its unmet side,
-  as L3 has.
+  as L3 has. The generator draws it before it picks the distractor attributes, each the pool
+  attribute closest in levels shown to the need it will imitate, and passes it in
+  (``imitates``).
 - **Levels shown.** An open attribute shows at most ``SHOWN_LEVELS`` of its levels (a need
   keeps both sides in about their proportion), so the number of levels says nothing.
 - **The opening stands apart** where its side has two or more other levels: its value there is
@@ -287,8 +289,10 @@ def assign_values(
     requirement: Requirement,
     favored: Favored,
     needs: tuple[Need, ...],
+    imitates: dict[str, int],
 ) -> list[list[int]]:
-    """The 11 options' values (rows in ``ROLE_BITS`` order, columns in ``shown`` order)."""
+    """The 11 options' values (rows in ``ROLE_BITS`` order, columns in ``shown`` order);
+    ``imitates``: for each distractor's key, the need (0, 1, 2) whose sides it copies."""
     size = {a.key: len(a.levels) for a in shown}
     by_key = {a.key: a for a in shown}
     need_bits: list[list[int]] = []
@@ -323,7 +327,6 @@ def assign_values(
     # distractors one by one: of a few need-like draws, the one that keeps the eligible
     # options most alike in what the table shows (greedy compensation)
     open_keys = [n.attribute for n in needs]
-    imitated = iter(imitated_needs(rng, sum(a.key not in columns for a in shown)))
     text_len = {a.key: np.array([len(level) for level in a.levels], float) for a in shown}
     desir = {a.key: level_desirability(a) for a in shown}
     for a in shown:
@@ -336,7 +339,7 @@ def assign_values(
         leans = (_eligible_sharing(so_far), _opening_sharing(so_far), held)
         # the need it imitates and its sides are fixed before the draws, so that keeping the
         # most even draw cannot make distractors differ from needs in how their sides look
-        k = next(imitated)
+        k = imitates[a.key]
         opening_bit = need_bits[k][OPENING]
         model = needs[k]
         side = len(model.satisfied_by)
@@ -385,7 +388,7 @@ def assign_values(
 
 
 def imitated_needs(rng: np.random.Generator, distractors: int) -> list[int]:
-    """Which need (0, 1, 2 = L1, L2, L3) each distractor imitates, in shown order.
+    """Which need (0, 1, 2 = L1, L2, L3) each of ``distractors`` distractors imitates.
 
     Every column shows which of its sides the opening is on, and the opening meets L1 and L2
     but not L3. Of the ``n_open = distractors + 3`` open columns, ``round(n_open / 3)`` should

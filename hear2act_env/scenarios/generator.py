@@ -31,7 +31,9 @@ from hear2act_env.protocol.validator import validate
 from hear2act_env.scenarios.alikeness import option_spread
 from hear2act_env.scenarios.construction import (
     ROLE_BITS,
+    SHOWN_LEVELS,
     assign_values,
+    imitated_needs,
     trim_levels,
 )
 from hear2act_env.scenarios.domain import Domain, DomainAttribute, NeedOption
@@ -52,7 +54,7 @@ def split_of(index: int) -> str:
 
 
 #: Drawings per profile; the one whose eligible options look most alike is kept.
-DRAWINGS = 30
+DRAWINGS = 45
 
 
 def generate_domain(domain: Domain) -> list[Scenario]:
@@ -74,8 +76,12 @@ def generate_scenario(domain: Domain, index: int) -> Scenario:
     used = [req_attr.key] + ([fav_attr.key] if fav_attr.key != req_attr.key else [])
     used += [a.key for a, _ in need_refs]
     pool = [a for a in domain.attributes if a.key not in used]
-    # distractors look like need attributes: each matches a need's number of levels
-    distractors = _like_needs(rng, pool, [a for a, _ in need_refs], 8 - len(used))
+    # distractors look like need attributes: which need each imitates is drawn first
+    # (balanced, construction.imitated_needs), then each is the pool attribute closest in
+    # levels shown to the need it imitates
+    kinds = imitated_needs(rng, 8 - len(used))
+    distractors = _like_needs(rng, pool, [a for a, _ in need_refs], kinds)
+    imitates = {a.key: k for a, k in zip(distractors, kinds)}
     chosen = [domain.attribute(k) for k in used] + distractors
     order = _permutation(rng, len(chosen))
     shown: list[DomainAttribute] = [chosen[i] for i in order]
@@ -112,7 +118,7 @@ def generate_scenario(domain: Domain, index: int) -> Scenario:
             candidates=tuple(candidates),
         )
 
-    return validate(_most_alike(rng, shown, requirement, favored, needs, assemble))
+    return validate(_most_alike(rng, shown, requirement, favored, needs, imitates, assemble))
 
 
 def _trim_open(
@@ -142,22 +148,24 @@ def _like_needs(
     rng: np.random.Generator,
     pool: list[DomainAttribute],
     needs: list[DomainAttribute],
-    k: int,
+    kinds: Sequence[int],
 ) -> list[DomainAttribute]:
-    """``k`` attributes from ``pool``, each the closest in number of levels to a need
-    attribute drawn at random (ties broken at random)."""
+    """One attribute from ``pool`` per entry of ``kinds``: the closest in number of levels
+    shown to ``needs[kind]``, the need it will imitate (ties broken at random)."""
     pool, out = list(pool), []
-    for _ in range(k):
+    for kind in kinds:
         if not pool:
-            raise DomainError(f"need {k} distractor attributes, the domain has too few")
-        target = len(_pick(rng, needs).levels)
-        gap = min(abs(len(a.levels) - target) for a in pool)
+            raise DomainError(f"need {len(kinds)} distractor attributes, the domain has too few")
+        target = _shown(needs[kind])
+        gap = min(abs(_shown(a) - target) for a in pool)
         out.append(
-            pool.pop(
-                pool.index(_pick(rng, [a for a in pool if abs(len(a.levels) - target) == gap]))
-            )
+            pool.pop(pool.index(_pick(rng, [a for a in pool if abs(_shown(a) - target) == gap])))
         )
     return out
+
+
+def _shown(attribute: DomainAttribute) -> int:
+    return min(len(attribute.levels), SHOWN_LEVELS)
 
 
 def _most_alike(
@@ -166,6 +174,7 @@ def _most_alike(
     requirement: Requirement,
     favored: Favored,
     needs: tuple[Need, ...],
+    imitates: dict[str, int],
     assemble: Callable[[list[Role], list[list[int]]], Scenario],
 ) -> Scenario:
     """Of ``DRAWINGS`` whole drawings (table, names, order), the one whose eligible options look
@@ -173,7 +182,7 @@ def _most_alike(
     roles = [role for role, _ in ROLE_BITS]
     chosen: tuple[float, Scenario] | None = None
     for _ in range(DRAWINGS):
-        rows = assign_values(rng, shown, requirement, favored, needs)
+        rows = assign_values(rng, shown, requirement, favored, needs, imitates)
         if len({tuple(r) for r in rows}) != len(rows):
             continue
         scenario = assemble(roles, rows)

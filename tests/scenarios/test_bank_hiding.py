@@ -1,7 +1,8 @@
 """The shipped domain files and bank keep the needs hidden: every domain file passes the hiding
 rules (needs cover each attribute's levels exactly evenly, among others; no sentence shared
 word for word across domains), and open attributes show a bounded number of levels whatever
-they hold; distractors imitate the needs' kinds in the right proportion. The audit's limits are enforced in ``test_audit.py``."""
+they hold; distractors imitate the needs' kinds in the right proportion, each on an attribute
+matched in levels to the need it imitates. The audit's limits are enforced in ``test_audit.py``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 
 from hear2act_env.scenarios.bank import load_bank
 from hear2act_env.scenarios.construction import SHOWN_LEVELS, imitated_needs
-from hear2act_env.scenarios.domain import domain_files, load_domain
+from hear2act_env.scenarios.domain import DomainAttribute, domain_files, load_domain
+from hear2act_env.scenarios.generator import _like_needs
 from hear2act_env.scenarios.hiding import cross_domain_duplicates, domain_hiding_problems
 
 
@@ -46,3 +48,26 @@ def test_one_open_column_in_three_is_of_the_l3_kind(distractors):
         assert set(kinds) - {2} <= {0, 1}
         places.add(kinds.index(2))
     assert places == set(range(distractors))
+
+
+def _attribute(key: str, levels: int) -> DomainAttribute:
+    return DomainAttribute(key, key, None, (key,), tuple(f"{key} {i}" for i in range(levels)))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_each_distractor_matches_the_need_it_imitates_in_levels_shown(seed):
+    """A distractor is the pool attribute closest in levels shown to the need it imitates (not
+    to a need drawn apart from it): an L3-kind distractor on 3 levels beside an L3 need on 5
+    was what the quadratic need scorer read (docs/domains.md)."""
+    rng = np.random.default_rng(seed)
+    needs = [_attribute("n3", 3), _attribute("n4", 4), _attribute("n7", 7)]  # 7 shows 5
+    pool = [_attribute(f"p{k}{i}", k) for k in (2, 3, 4, 5, 6) for i in range(2)]
+    kinds = [int(rng.random() * 3) for _ in range(4)]
+    picked = _like_needs(rng, pool, needs, kinds)
+    assert len({a.key for a in picked}) == len(picked) == 4
+    left = list(pool)
+    for attribute, kind in zip(picked, kinds):
+        target = min(len(needs[kind].levels), SHOWN_LEVELS)
+        shown = lambda a: min(len(a.levels), SHOWN_LEVELS)  # noqa: E731
+        assert abs(shown(attribute) - target) == min(abs(shown(a) - target) for a in left)
+        left.remove(attribute)
