@@ -358,10 +358,15 @@ def plot_learning_curves(root: Path, path: Path, extra: Sequence[Path] = ()) -> 
         for ax in row:
             for h, lab in zip(*ax.get_legend_handles_labels()):
                 handles.setdefault(lab, h)
-    fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=min(len(handles), 4))
-    fig.tight_layout(rect=(0, 0.09, 1, 1))
+    # a legend row under the panels per 3 entries, kept inside the saved image
+    ncol = min(len(handles), 3)
+    legend_rows = -(-len(handles) // max(ncol, 1))
+    fig.legend(
+        handles.values(), handles.keys(), loc="lower center", ncol=ncol, fontsize=8, frameon=False
+    )
+    fig.tight_layout(rect=(0, 0.06 + 0.055 * legend_rows, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(fig)
     return path
 
