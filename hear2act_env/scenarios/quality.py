@@ -19,6 +19,8 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 PERSON_GENDER_LEVELS = frozenset({"woman", "man", "nonbinary", "female", "male"})
 #: An option name that gives no first name: a title or an initial, then the surname.
 _NAME_WITHOUT_FIRST_NAME = re.compile(r"^(Dr\.|[A-Z]\.) [A-Z]")
+#: A short code a level gives in parentheses ("clinical psychologist (PhD)").
+_LEVEL_CODE = re.compile(r"\(([A-Za-z]{2,6})\)")
 
 
 @functools.cache
@@ -99,6 +101,7 @@ def domain_text_problems(d: Domain) -> list[str]:
         for option in a.needs:
             out.extend(_need_option_problems(d, a, option))
     out.extend(_name_gender_problems(d))
+    out.extend(_name_claim_problems(d))
     for i, p in enumerate(d.profiles):
         for ref in p.needs:
             try:
@@ -142,10 +145,28 @@ def _name_gender_problems(d: Domain) -> list[str]:
     return [
         f"domain {d.id}: names[{i}] {name!r}: attribute {gendered[0]!r} gives the person's "
         "gender, so a name must not carry a first name (expected a title or an initial, then "
-        "the surname, e.g. 'Dr. Raman' or 'R. Alston, LCSW')"
+        "the surname, e.g. 'Dr. Raman' or 'R. Alston')"
         for i, name in enumerate(d.names)
         if not _NAME_WITHOUT_FIRST_NAME.match(name)
     ]
+
+
+def _name_claim_problems(d: Domain) -> list[str]:
+    """A name drawn at random must not claim a value the option may not have: no level's code
+    in parentheses ("S. Osei, PhD" listed as a marriage and family therapist, beside the level
+    "clinical psychologist (PhD)") and no whole level text."""
+    out = []
+    for a in d.attributes:
+        codes = {m for level in a.levels for m in _LEVEL_CODE.findall(level)}
+        for i, name in enumerate(d.names):
+            claimed = [c for c in codes if names_exactly(name, c)]
+            claimed += [level for level in a.levels if names_exactly(name, level)]
+            if claimed:
+                out.append(
+                    f"domain {d.id}: names[{i}] {name!r} claims {claimed[0]!r} of attribute "
+                    f"{a.key!r}, which options take at random (expected a name without it)"
+                )
+    return out
 
 
 def _need_option_problems(d: Domain, a: DomainAttribute, o: NeedOption) -> list[str]:

@@ -40,3 +40,28 @@ def test_shipped_person_names_give_no_first_name() -> None:
     }
     assert len(names) == 29  # every name of the two pools is used somewhere
     assert all(n.startswith("Dr. ") or n[1:3] == ". " for n in names)
+
+
+def test_a_name_that_claims_a_value_is_flagged() -> None:
+    """Names are drawn at random: "S. Osei, PhD" listed as a marriage and family therapist
+    (the level "clinical psychologist (PhD)" gives the code) or a name holding a whole level
+    contradicts the option's own value."""
+    d = _domain("therapists")
+    assert not [p for p in domain_text_problems(d) if "claims" in p]
+    bad = dataclasses.replace(d, names=("S. Osei, PhD", *d.names[1:]))
+    problems = [p for p in domain_text_problems(bad) if "claims" in p]
+    assert len(problems) == 1 and "names[0] 'S. Osei, PhD' claims 'PhD'" in problems[0]
+    hotels = _domain("city-hotels")
+    level = next(a for a in hotels.attributes if a.key == "location").levels[0]
+    named = dataclasses.replace(hotels, names=(f"The {level.title()} Inn", *hotels.names[1:]))
+    assert [p for p in domain_text_problems(named) if "claims" in p]
+
+
+def test_shipped_names_claim_no_value() -> None:
+    problems = [
+        p
+        for path in domain_files()
+        for p in domain_text_problems(load_domain(path))
+        if "claims" in p
+    ]
+    assert problems == []
