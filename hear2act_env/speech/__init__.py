@@ -5,7 +5,7 @@ only): the espeak-ng library is loaded on first synthesis, and torch is never ne
 
 Main entry points (imported lazily on first access):
 
-- ``Utterance``, ``Renderer``, ``SAMPLE_RATE`` (``speech.utterance``)
+- ``Utterance``, ``Renderer`` (``speech.utterance``), ``SAMPLE_RATE`` (``hear2act_env.constants``)
 - ``EspeakRenderer`` (``speech.espeak``), ``PiperRenderer`` (``speech.piper``), ``make_renderer``
   (``speech.renderers``: a renderer by name)
 - ``AudioCache``, ``CachedRenderer``, ``default_cache_dir``, ``speak`` (``speech.cache``)
@@ -21,10 +21,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+#: Public name -> its module (within ``speech`` unless fully qualified).
 _EXPORTS = {
     "Utterance": "utterance",
     "Renderer": "utterance",
-    "SAMPLE_RATE": "utterance",
+    "SAMPLE_RATE": "hear2act_env.constants",
     "EspeakRenderer": "espeak",
     "PiperRenderer": "piper",
     "AudioCache": "cache",
@@ -50,7 +51,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    path = module if module.startswith("hear2act_env.") else f"{__name__}.{module}"
+    value = getattr(importlib.import_module(path), name)
     globals()[name] = value
     return value
 

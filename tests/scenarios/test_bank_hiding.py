@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from hear2act_env.errors import DomainError
 from hear2act_env.scenarios.bank import load_bank
 from hear2act_env.scenarios.construction import SHOWN_LEVELS, imitated_needs
 from hear2act_env.scenarios.domain import DomainAttribute, domain_files, load_domain
@@ -71,3 +72,9 @@ def test_each_distractor_matches_the_need_it_imitates_in_levels_shown(seed):
         shown = lambda a: min(len(a.levels), SHOWN_LEVELS)  # noqa: E731
         assert abs(shown(attribute) - target) == min(abs(shown(a) - target) for a in left)
         left.remove(attribute)
+
+
+def test_too_few_distractor_attributes_is_a_named_domain_error():
+    needs = [_attribute("n3", 3), _attribute("n4", 4), _attribute("n5", 5)]
+    with pytest.raises(DomainError, match="need 3 distractor attributes, the domain has too few"):
+        _like_needs(np.random.default_rng(0), [_attribute("p3", 3)], needs, [0, 1, 2])

@@ -47,3 +47,14 @@ def test_renderer_protocol_is_structural():
             raise NotImplementedError
 
     assert isinstance(Fake(), Renderer)
+
+
+def test_every_name_the_speech_package_exports_resolves() -> None:
+    """``hear2act_env.speech`` exports lazily: a name listed there must import (SAMPLE_RATE
+    was listed under a module that does not define it)."""
+    import hear2act_env.speech as speech
+    from hear2act_env.constants import SAMPLE_RATE
+
+    for name in speech.__all__:
+        assert getattr(speech, name) is not None, name
+    assert speech.SAMPLE_RATE == SAMPLE_RATE
