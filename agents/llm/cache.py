@@ -4,8 +4,11 @@ Entries are keyed by the sha256 of a canonical JSON of everything that determine
 (backend kind, model, base URL, messages, generation settings, audio digest, seed, run index),
 so two models or two settings never share an entry. Each entry is one small JSON file under a
 two-character fan-out folder, written atomically (temporary file in the same folder, fsync,
-``os.replace``), so concurrent writers and interrupted runs never leave a torn entry; an entry
-that cannot be read is treated as a miss.
+``os.replace``), so concurrent writers and interrupted runs never leave a torn entry. An entry is
+data: it is read only when it is a regular file of at most ``MAX_ENTRY_BYTES`` below the cache
+folder (no link followed, so never a FIFO, a device or a file outside), and parsed with a bounded
+nesting depth; anything else, and an entry that cannot be read, is a miss. A reply whose place is
+taken by a folder is not stored (``unstored``).
 """
 
 from __future__ import annotations
@@ -18,9 +21,14 @@ from typing import Any
 
 import numpy as np
 
+from hear2act_env import jsonsafe
 from hear2act_env.atomic import atomic_write
+from hear2act_env.speech.cache import read_entry, slot_problem
 
-__all__ = ["ResponseCache", "audio_digest", "cache_key"]
+__all__ = ["MAX_ENTRY_BYTES", "ResponseCache", "audio_digest", "cache_key"]
+
+#: The largest entry read (a reply and its usage take a few kilobytes).
+MAX_ENTRY_BYTES = 8 << 20
 
 
 def audio_digest(audio: np.ndarray | list[np.ndarray] | None) -> str | None:
@@ -50,9 +58,13 @@ class ResponseCache:
         self.root.mkdir(parents=True, exist_ok=True)
         self.hits = 0
         self.misses = 0
+        self.unstored = 0
+
+    def _parts(self, key: str) -> tuple[str, str]:
+        return key[:2], f"{key}.json"
 
     def _path(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.json"
+        return self.root.joinpath(*self._parts(key))
 
     def get(self, key: str) -> str | None:
         """The stored reply text, or None (a miss, or an entry that cannot be read)."""
@@ -62,10 +74,11 @@ class ResponseCache:
     def lookup(self, key: str) -> tuple[str, dict[str, int] | None] | None:
         """(reply, usage) of the entry, or None. ``usage`` is the ``{"prompt_tokens",
         "completion_tokens"}`` the reply took when it was generated (None if unknown)."""
-        path = self._path(key)
         try:
-            with open(path, encoding="utf-8") as fh:
-                entry = json.load(fh)
+            blob = read_entry(self.root, self._parts(key), MAX_ENTRY_BYTES)
+            if blob is None:
+                raise FileNotFoundError(key)
+            entry = jsonsafe.loads(blob.decode("utf-8"))  # UnicodeDecodeError: a ValueError
             reply = entry["reply"]
             if not isinstance(reply, str):
                 raise TypeError("reply is not a string")
@@ -83,6 +96,11 @@ class ResponseCache:
         material: dict[str, Any] | None = None,
         usage: dict[str, int] | None = None,
     ) -> None:
+        """Store ``reply`` (and its ``usage``) under ``key``; not stored when a folder holds
+        the entry's place."""
+        if slot_problem(self.root, self._parts(key)) is not None:
+            self.unstored += 1
+            return
         path = self._path(key)
         entry: dict[str, Any] = {"key": key, "reply": reply}
         if material is not None:

@@ -2,17 +2,20 @@
 
 Specs: ``openai:MODEL`` (an OpenAI-compatible server), ``hf:PATH`` (a local transformers chat
 model), ``qwen2-audio:PATH`` and ``qwen2.5-omni:PATH`` (audio LLMs). Settings not listed in a
-backend's keywords (or the policy's) raise ``ConfigError``.
+backend's keywords (or the policy's) raise ``ConfigError``. ``trust_audio`` (any spec; the
+CLI's ``--trust-audio``) skips the hearing check of an ``openai:`` backend with ``send_audio``
+and is counted in the agent's stats (``unchecked_audio_calls``), so the report says so; local
+audio models hear by construction and ignore it.
 """
 
 from __future__ import annotations
 
 import inspect
-import json
 import os
 from pathlib import Path
 from typing import Any
 
+from hear2act_env import jsonsafe
 from hear2act_env.errors import ConfigError
 from hear2act_env.policy import Policy
 
@@ -27,7 +30,8 @@ __all__ = [
 
 SPEC_PREFIXES: tuple[str, ...] = ("openai", "hf", "qwen2-audio", "qwen2.5-omni")
 
-#: Settings that configure the policy rather than the backend.
+#: Settings that configure the policy rather than the backend (``trust_audio`` goes to an
+#: ``openai:`` backend, and is accepted, unused, by the other specs of a grid).
 POLICY_SETTINGS = (
     "name",
     "run",
@@ -36,6 +40,7 @@ POLICY_SETTINGS = (
     "use_audio",
     "keep_log",
     "max_audio_clips",
+    "trust_audio",
 )
 
 
@@ -92,6 +97,7 @@ POLICY_TYPES: dict[str, str] = {
     "use_audio": "bool",
     "keep_log": "bool",
     "max_audio_clips": "int",
+    "trust_audio": "bool",
 }
 _EXPECTED = {
     "bool": "true or false",
@@ -130,7 +136,7 @@ def _coerce(spec: str, name: str, value: Any, kind: str, optional: bool) -> Any:
         if kind == "bool" and text.lower() in _TRUE | _FALSE:
             return text.lower() in _TRUE
         try:
-            value = json.loads(text)
+            value = jsonsafe.loads(text)
         except ValueError:
             raise ConfigError(
                 f"{spec}: setting {name}: got {value!r}, expected {_EXPECTED[kind]}"
@@ -237,8 +243,11 @@ def make_llm_agent(
     cls = _backend_class(prefix)
     settings = check_settings(spec, settings, base_url=base_url)
     policy_kw = {k: settings.pop(k) for k in POLICY_SETTINGS if k in settings}
+    trust_audio = bool(policy_kw.pop("trust_audio", False))
     if prefix == "openai":
-        backend = cls(rest, base_url=base_url, cache_dir=cache_dir, **settings)
+        backend = cls(
+            rest, base_url=base_url, cache_dir=cache_dir, trust_audio=trust_audio, **settings
+        )
     else:
         backend = cls(rest, cache_dir=cache_dir, **settings)
     if perceiver == "self":

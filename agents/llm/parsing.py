@@ -4,7 +4,10 @@ The requested form is ``[ACTION: ASK|CLARIFY|RECOMMEND|CONFIRM] [OPTION: n] [TOP
 but replies come with other casing and spacing, without brackets, wrapped in markdown, after a
 preamble, with ``<think>`` blocks, with the option given by name, or as a free-text question
 with no topic. ``parse_reply`` accepts all of these and reports what it could not use in
-``ParsedReply.issue``; the policy decides what to do about it (re-ask, fall back, count).
+``ParsedReply.issue``; the policy decides what to do about it (re-ask, fall back, count). A
+reply cut off at the model's token limit (``truncated=True``: finish reason ``"length"``) that
+gives no usable action has the issue ``"truncated"``, never a format error: the limit, not the
+model's format, is what failed.
 
 A question without an explicit topic is mapped to an attribute by sentence similarity: the
 ``MiniLMTopicMatcher`` embeds it with the all-MiniLM-L6-v2 encoder shipped by the
@@ -16,15 +19,15 @@ wheel (or without torch/transformers) ``KeywordTopicMatcher`` matches words inst
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from hear2act_agents.llm.prompting import OptionsInfo
+from hear2act_env import jsonsafe
 from hear2act_env.text_encoder import MiniLMEncoder, minilm_available
 
 __all__ = [
@@ -81,8 +84,9 @@ class ParsedReply:
     ``act`` is None when no action was found. ``option`` is 0-based (None when not given or
     not valid). ``issue`` is None for a usable action, else one of ``"no_action"``,
     ``"missing_option"`` (RECOMMEND without an option), ``"invalid_option"`` (an option number
-    or name that is not among the options) or ``"clarify_not_allowed"`` (CLARIFY from a spoken
-    assistant: read as an open question, still usable).
+    or name that is not among the options), ``"truncated"`` (any of those three in a reply cut
+    off at the token limit) or ``"clarify_not_allowed"`` (CLARIFY from a spoken assistant: read
+    as an open question, still usable).
     """
 
     act: int | None
@@ -252,7 +256,7 @@ def _from_json(text: str) -> str | None:
     if start < 0 or end <= start:
         return None
     try:
-        data = json.loads(text[start : end + 1])
+        data = jsonsafe.loads(text[start : end + 1])
     except ValueError:
         return None
     if not isinstance(data, dict):
@@ -410,12 +414,24 @@ def parse_reply(
     *,
     allow_clarify: bool = True,
     matcher: TopicMatcher | None = None,
+    truncated: bool = False,
 ) -> ParsedReply:
     """Read (act, option, topic) and the utterance from an LLM reply.
 
     ``info`` is ``prompting.parse_options(observation["options"])``. ``matcher`` maps
     free-text questions to attributes (None: only explicit topics and literal label mentions).
+    ``truncated``: the reply was cut off at the token limit (finish reason ``"length"``); an
+    unusable one then has the issue ``"truncated"``.
     """
+    parsed = _parse(text, info, allow_clarify, matcher)
+    if truncated and not parsed.usable:
+        return replace(parsed, issue="truncated")
+    return parsed
+
+
+def _parse(
+    text: str, info: OptionsInfo, allow_clarify: bool, matcher: TopicMatcher | None
+) -> ParsedReply:
     clean = normalize_reply(text)
     clean = _from_json(clean) or clean
     act, end = _find_act(clean)

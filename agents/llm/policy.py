@@ -3,7 +3,10 @@
 Per turn: build the decision prompt (``prompting``) from the observation and the evidence the
 access condition gives, call the backend, parse the reply (``parsing``). A reply without a
 usable action is re-asked once with a short format reminder; if the second reply is no better,
-the policy asks an open question and counts a format error. Empty replies and invalid option
+the policy asks an open question and counts a format error. A reply cut off at the model's
+token limit (finish reason ``"length"``) that gives no usable action is counted apart, as
+``truncated`` (the re-ask's reminder then asks for a short reply), never as a format error: a
+too small ``max_tokens`` is a setting, not the model's format. Empty replies and invalid option
 numbers also fall back to an open question and are counted: the model answered, badly, and that
 is the agent's failure. A call that gets no answer at all (timeout, refused connection, HTTP
 error, unreadable reply, after the backend's retries) raises ``InfrastructureError``: the runner
@@ -26,8 +29,12 @@ Evidence channels (what decides them):
   results would be labelled A or A+T without having heard anything.
 
 Every ``act()`` is logged (``episode_log()``): each model call's messages (the system prompt
-stored once per episode and referenced by its digest), raw reply, latency and tokens, the
-parsed action and the parse outcome. The runner writes it beside the results.
+stored once per episode and referenced by its digest), raw reply, latency, tokens and finish
+reason, the parsed action and the parse outcome. The runner writes it beside the results; every
+text of it (and of the errors ``act()`` raises) is redacted by the backend's ``redact_text``
+(no API key reaches a file). A stop request (``hear2act_env.interrupts.Interrupted``) is never
+counted as a failed call: it propagates. Calls that carried audio to an ``openai:`` backend
+with ``trust_audio`` (its hearing not probed) are counted in ``unchecked_audio_calls``.
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from hear2act_agents.llm.backends.base import BackendError, BackendTimeout, ChatBackend
+from hear2act_agents.llm.backends.base import LENGTH, BackendError, BackendTimeout, ChatBackend
 from hear2act_agents.llm.parsing import (
     ASK,
     ParsedReply,
@@ -57,12 +64,15 @@ from hear2act_agents.llm.prompting import (
 from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.env import AUDIO_PLACEHOLDER
 from hear2act_env.errors import ConfigError, InfrastructureError
+from hear2act_env.interrupts import Interrupted
+from hear2act_env.redaction import redact
 
 __all__ = ["STAT_KEYS", "CallLog", "LLMPolicy", "TurnLog", "latest_audio"]
 
 STAT_KEYS = (
     "calls",
     "format_errors",
+    "truncated",
     "reasks",
     "timeouts",
     "empty_replies",
@@ -74,6 +84,8 @@ STAT_KEYS = (
     "completion_tokens",
     "cached_calls",
     "calls_without_usage",
+    "truncated_replies",
+    "unchecked_audio_calls",
 )
 
 
@@ -99,6 +111,7 @@ class CallLog:
     audio_clips: int = 0
     audio_seconds: float = 0.0
     error: str | None = None
+    finish_reason: str | None = None  # "stop", "length" (cut off at the token limit), ...
 
 
 @dataclass
@@ -118,7 +131,8 @@ class TurnLog:
     @property
     def outcome(self) -> str:
         """How the reply was read: ``ok``, ``reasked`` (usable on the second try), or the event
-        that forced the fallback (``format_error``, ``invalid_option``, ``empty_reply``)."""
+        that forced the fallback (``format_error``, ``truncated``: cut off at the token limit
+        with no usable action, ``invalid_option``, ``empty_reply``)."""
         if self.event:
             return self.event
         return "reasked" if len([c for c in self.calls if c.stage == "decision"]) > 1 else "ok"
@@ -172,6 +186,8 @@ class LLMPolicy:
         self._clips: list[np.ndarray] = []
         self._pending_calls: list[CallLog] = []
         self._matcher = topic_matcher
+        scrub = getattr(backend, "redact_text", None)
+        self._redact = scrub if callable(scrub) else redact
         self._stats = dict.fromkeys(STAT_KEYS, 0)
         self._seed: int | None = None
         self._info = OptionsInfo((), ())
@@ -210,15 +226,18 @@ class LLMPolicy:
             if parsed.issue == "invalid_option":
                 self._stats["invalid_options"] += 1
                 event = "invalid_option"
-            else:  # no action, or RECOMMEND without an option: re-ask once
+            else:  # no action, RECOMMEND without an option, or cut off: re-ask once
                 self._stats["reasks"] += 1
                 retry = [*messages, {"role": "assistant", "content": replies[-1]}]
-                retry.append(reminder_message(self.allow_clarify))
+                retry.append(reminder_message(self.allow_clarify, parsed.issue == "truncated"))
                 parsed, event = self._ask(retry, audio, replies)
                 if parsed is not None and not parsed.usable and event is None:
                     if parsed.issue == "invalid_option":
                         self._stats["invalid_options"] += 1
                         event = "invalid_option"
+                    elif parsed.issue == "truncated":
+                        self._stats["truncated"] += 1
+                        event = "truncated"
                     else:
                         self._stats["format_errors"] += 1
                         event = "format_error"
@@ -275,17 +294,16 @@ class LLMPolicy:
             "calls": [self._call_entry(c, prompts) for c in t.calls],
             "action": list(t.action),
             "action_text": _action_text(act, option, topic),
-            "utterance": t.utterance,
+            "utterance": self._redact(t.utterance),
             "outcome": t.outcome,
         }
         if t.perceived:
-            entry["perceived"] = t.perceived
+            entry["perceived"] = self._redact(t.perceived)
         if t.audio_clips_dropped:
             entry["audio_clips_dropped"] = t.audio_clips_dropped
         return entry
 
-    @staticmethod
-    def _call_entry(c: CallLog, prompts: dict[str, str]) -> dict[str, Any]:
+    def _call_entry(self, c: CallLog, prompts: dict[str, str]) -> dict[str, Any]:
         entry = asdict(c)
         messages = []
         for m in c.messages:
@@ -294,9 +312,26 @@ class LLMPolicy:
                 prompts.setdefault(ref, m["content"])
                 messages.append({"role": "system", "ref": ref})
             else:
-                messages.append(dict(m))
+                messages.append({**m, "content": self._scrub(m.get("content"))})
         entry["messages"] = messages
+        for key in ("reply", "error"):
+            if isinstance(entry[key], str):
+                entry[key] = self._redact(entry[key])
         return {k: v for k, v in entry.items() if v not in (None, 0, 0.0, False) or k == "reply"}
+
+    def _scrub(self, content: Any) -> Any:
+        """A message's content with its texts redacted (the assistant turns of a re-ask carry
+        the model's reply)."""
+        if isinstance(content, str):
+            return self._redact(content)
+        if isinstance(content, list):
+            return [
+                {**p, "text": self._redact(p["text"])}
+                if isinstance(p, dict) and isinstance(p.get("text"), str)
+                else p
+                for p in content
+            ]
+        return content
 
     def transcript(self) -> str:
         """A readable log of this episode's turns: reply texts and the actions taken."""
@@ -358,13 +393,15 @@ class LLMPolicy:
         context = str(observation.get("transcript", ""))
         try:
             sentence = self.perceiver.perceive(audio, SAMPLE_RATE, context)
-        except ConfigError:
+        except (ConfigError, Interrupted):
             raise
         except Exception:
             self._stats["perception_errors"] += 1
             sentence = None
         exchange = getattr(self.perceiver, "last_exchange", None)
         if isinstance(exchange, dict):
+            backend = getattr(self.perceiver, "backend", None)
+            info = getattr(backend, "last_call", None) if exchange.get("reply") else None
             call = CallLog(
                 "perception",
                 list(exchange.get("messages") or []),
@@ -375,16 +412,20 @@ class LLMPolicy:
                 1 if exchange.get("audio_seconds") else 0,
                 float(exchange.get("audio_seconds") or 0.0),
                 exchange.get("error"),
+                getattr(info, "finish_reason", None),
             )
             self._pending_calls.append(call)
-            self._count_usage(call)
+            self._count_usage(call, getattr(backend, "trust_audio", False))
         return sentence or None
 
-    def _count_usage(self, call: CallLog) -> None:
+    def _count_usage(self, call: CallLog, trusted: bool = False) -> None:
+        """Count an answered call: tokens, cache, finish reason, audio sent unchecked."""
         if call.reply is None:
             return
+        self._stats["unchecked_audio_calls"] += bool(trusted and call.audio_clips)
         self._stats["calls"] += call.stage == "perception"
         self._stats["cached_calls"] += call.cached
+        self._stats["truncated_replies"] += call.finish_reason == LENGTH
         if call.usage is None:
             self._stats["calls_without_usage"] += 1
         else:
@@ -413,27 +454,42 @@ class LLMPolicy:
                 len(clips),
                 round(sum(c.size for c in clips) / SAMPLE_RATE, 3),
                 error,
+                getattr(info, "finish_reason", None),
             )
             self._pending_calls.append(call)
             return call
 
+        trusted = bool(getattr(self.backend, "trust_audio", False))
         try:
             text = self.backend.complete(messages, audio=audio, seed=self._seed, run=self.run)
         except BackendTimeout as exc:
             self._stats["timeouts"] += 1
-            log_call(None, str(exc)[:300])
-            raise InfrastructureError(f"model call timed out after retries: {exc}") from exc
+            why = self._redact(str(exc))
+            log_call(None, why[:300])
+            raise InfrastructureError(f"model call timed out after retries: {why}") from exc
         except BackendError as exc:
             self._stats["api_errors"] += 1
-            log_call(None, str(exc)[:300])
-            raise InfrastructureError(f"model call failed after retries: {exc}") from exc
-        self._count_usage(log_call(text))
+            why = self._redact(str(exc))
+            log_call(None, why[:300])
+            raise InfrastructureError(f"model call failed after retries: {why}") from exc
+        call = log_call(text)
+        self._count_usage(call, trusted)
         replies.append(text)
+        truncated = call.finish_reason == LENGTH
         if not text.strip():
+            if truncated:  # e.g. a reasoning model that spent every token thinking
+                self._stats["truncated"] += 1
+                return None, "truncated"
             self._stats["empty_replies"] += 1
             return None, "empty_reply"
         matcher = self._matcher if self._matcher is not None else default_topic_matcher()
-        parsed = parse_reply(text, self._info, allow_clarify=self.allow_clarify, matcher=matcher)
+        parsed = parse_reply(
+            text,
+            self._info,
+            allow_clarify=self.allow_clarify,
+            matcher=matcher,
+            truncated=truncated,
+        )
         return parsed, None
 
 

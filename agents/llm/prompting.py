@@ -243,14 +243,20 @@ def build_decision_messages(
     ]
 
 
-def reminder_message(allow_clarify: bool = True) -> Message:
-    """The one follow-up sent when a reply had no usable action."""
+def reminder_message(allow_clarify: bool = True, truncated: bool = False) -> Message:
+    """The one follow-up sent when a reply had no usable action (``truncated``: the reply was
+    cut off at the token limit, so the reminder asks for a short one)."""
     acts = ", ".join(a for a in ACTION_NAMES if allow_clarify or a != "CLARIFY")
+    why = (
+        "That reply was cut off at the length limit before it gave an action. Please answer "
+        "again briefly, with one line that "
+        if truncated
+        else "I could not read an action in that reply. Please answer again with one line that "
+    )
     return {
         "role": "user",
         "content": (
-            "I could not read an action in that reply. Please answer again with one line that "
-            f"starts with [ACTION: ...] using one of {acts}; RECOMMEND needs [OPTION: n]. "
+            why + f"starts with [ACTION: ...] using one of {acts}; RECOMMEND needs [OPTION: n]. "
             "For example: [ACTION: ASK] [TOPIC: OPEN] Is there anything else that matters to "
             "you?"
         ),

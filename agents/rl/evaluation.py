@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from hear2act_agents.registry import make_agent
-from hear2act_agents.rl.policy import RL_PREFIXES, resolve_run
+from hear2act_agents.rl.policy import RL_PREFIXES, read_run_config, resolve_run
 from hear2act_env.conditions import Access, Condition
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.records import EpisodeRecord
@@ -81,7 +80,7 @@ def evaluate_models(
     for m in models:
         path = _model_path(m)
         model_path, config_path = resolve_run(path)
-        run = json.loads(config_path.read_text(encoding="utf-8"))["config"]
+        run = read_run_config(config_path)["config"]
         cost = float(run["turn_cost"] if turn_cost is None else turn_cost)
         scen = scenario_file if scenario_file is not None else training_scenarios(config_path)
         for r in realizations or [run["realization"]]:
@@ -109,7 +108,7 @@ def training_scenarios(config_path: Path) -> str | None:
     recorded path, which must exist."""
     from hear2act_env.scenarios.bank import bank_checksum
 
-    saved = json.loads(config_path.read_text(encoding="utf-8"))
+    saved = read_run_config(config_path)
     path = saved["config"].get("scenarios")
     if path is None or saved.get("scenarios_sha256") == bank_checksum():
         return None

@@ -17,7 +17,6 @@ sees "withheld"); a model trained with audio needs audio.
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -27,11 +26,19 @@ import numpy as np
 from hear2act_agents.rl.actions import action_mask, to_env
 from hear2act_agents.rl.encoding import EncoderSpec, encode
 from hear2act_agents.rl.pretrained import pretrained, pretrained_path
+from hear2act_env import jsonsafe
 from hear2act_env.errors import ConfigError, MissingExtraError
 from hear2act_env.policy import Policy
 from hear2act_env.wrappers.prosody import ProsodyTracker
 
-__all__ = ["RL_PREFIXES", "RLPolicy", "load_policy", "make_rl_agent", "resolve_run"]
+__all__ = [
+    "RL_PREFIXES",
+    "RLPolicy",
+    "load_policy",
+    "make_rl_agent",
+    "read_run_config",
+    "resolve_run",
+]
 
 #: Agent-spec prefixes of trained RL policies (``ppo:PATH``; ``maskable-ppo:`` is a synonym).
 RL_PREFIXES = ("ppo", "maskable-ppo")
@@ -64,6 +71,18 @@ def resolve_run(path: str | Path) -> tuple[Path, Path]:
     return model, config
 
 
+def read_run_config(config_path: Path) -> dict[str, Any]:
+    """A run's ``config.json`` (depth-bounded); unreadable, not JSON or not an object with a
+    ``config`` object: a ``ConfigError``."""
+    try:
+        saved = jsonsafe.load_file(config_path)
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8, not JSON, nested too deeply
+        raise ConfigError(f"model: cannot read {config_path} ({exc})") from None
+    if not isinstance(saved, dict) or not isinstance(saved.get("config"), dict):
+        raise ConfigError(f"model: {config_path} is not a hear2act RL run config")
+    return saved
+
+
 def _load(path: str | Path) -> tuple[Any, dict[str, Any]]:
     model_path, config_path = resolve_run(path)
     key = str(model_path.resolve())
@@ -71,7 +90,7 @@ def _load(path: str | Path) -> tuple[Any, dict[str, Any]]:
         hit = _MODELS.get(key)
         if hit is not None:
             return hit
-    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config = read_run_config(config_path)
     if config.get("kind") != "hear2act-rl-v1":
         raise ConfigError(f"{config_path}: not a hear2act RL run config")
     try:

@@ -3,19 +3,24 @@
 ``demo`` (demo.py); ``render``, ``perceive`` (speech.py); ``scenarios`` (scenarios.py);
 ``benchmark``, ``eval``, ``report`` (evaluate.py); ``train``, ``rl-eval`` (rl.py); ``view``
 (view.py), ``play`` (play.py), ``audit`` (audit.py). Shared flags
-live in options.py. Every handler returns an exit status; a ``Hear2ActError`` becomes a one-line
-message and exit status 2.
+live in options.py. Every handler returns an exit status (``status``: 0 done, 3 some episodes
+errored); a ``Hear2ActError`` becomes a one-line message and exit status 2; SIGINT or SIGTERM
+stops the command with status 130 and a line saying how to resume (``hear2act_env.interrupts``).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import threading
 from collections.abc import Callable
 
+from hear2act_env import interrupts
+from hear2act_env.cli.status import EXIT_BAD_CONFIG, EXIT_INTERRUPTED
 from hear2act_env.errors import Hear2ActError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "console_main", "main"]
 
 
 def _commands() -> tuple[Callable[[argparse._SubParsersAction], None], ...]:
@@ -49,10 +54,36 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``hear2act`` console script."""
-    args = build_parser().parse_args(argv)
+    """Run one ``hear2act`` command; return its exit status (see ``hear2act_env.cli.status``)."""
+    with interrupts.handling_signals():
+        try:
+            args = build_parser().parse_args(argv)
+            return int(args.func(args))
+        except (interrupts.Interrupted, KeyboardInterrupt) as exc:
+            resume = getattr(exc, "resume", None)
+            print(f"hear2act: interrupted; {resume or 'nothing more was started'}", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except Hear2ActError as exc:
+            print(f"hear2act: error: {exc}", file=sys.stderr)
+            return EXIT_BAD_CONFIG
+        except OSError as exc:  # a file the command needed, named by the OS
+            where = f": {exc.filename}" if exc.filename else ""
+            print(f"hear2act: error: {exc.strerror or exc}{where}", file=sys.stderr)
+            return EXIT_BAD_CONFIG
+
+
+def console_main() -> None:
+    """The console script: ``main`` with its status as the process's exit status. After an
+    interrupt the process ends at once if calls are still in flight in worker threads
+    (abandoning them: their episodes were not written and run again on resume)."""
     try:
-        return int(args.func(args))
-    except Hear2ActError as exc:
-        print(f"hear2act: error: {exc}", file=sys.stderr)
-        return 2
+        code = main()
+    except KeyboardInterrupt:  # before the handlers were in place
+        code = EXIT_INTERRUPTED
+    main_thread = threading.main_thread()
+    busy = [t for t in threading.enumerate() if t is not main_thread and not t.daemon]
+    if code == EXIT_INTERRUPTED and busy:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)

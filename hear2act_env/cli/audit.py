@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from hear2act_env.cli import options
 from hear2act_env.errors import ConfigError
@@ -33,12 +34,24 @@ def run(args: argparse.Namespace) -> int:
         return _score(args)
     if args.json is not None:
         raise ConfigError("--json: only with --score")
+    from hear2act_env.interrupts import Interrupted
     from hear2act_env.listen import server
     from hear2act_env.listen.audit_app import build_app
-    from hear2act_env.listen.perception_audit import check_annotator, open_or_create
+    from hear2act_env.listen.perception_audit import check_annotator, serving_lock
 
     if args.annotator is not None:
         check_annotator(args.annotator)
+    try:
+        with serving_lock(Path(args.out)):  # one server per folder, from before it is made
+            return _serve(args, server, build_app)
+    except Interrupted as exc:  # while the clips were made: the next run makes them again
+        resume = exc.resume or f"run the same command again to make {args.out} and continue"
+        raise Interrupted(str(exc), resume=resume) from None
+
+
+def _serve(args: argparse.Namespace, server: Any, build_app: Any) -> int:
+    from hear2act_env.listen.perception_audit import open_or_create
+
     say = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
     audit, new = open_or_create(
         Path(args.out),
@@ -65,7 +78,20 @@ def run(args: argparse.Namespace) -> int:
             print(
                 f"{args.annotator} has labelled every clip; score with: hear2act audit --score {audit.folder}"
             )
-    server.serve(build_app(audit, args.annotator), args.host, args.port, label="hear2act audit")
+    allowed = server.allowed_hosts_for(args.host)
+    if allowed is None:
+        say(
+            f"audit: warning: listening on {args.host}: anyone who can reach it can label "
+            "clips (the page has no login)"
+        )
+    server.serve(
+        build_app(audit, args.annotator, allowed_hosts=allowed),
+        args.host,
+        args.port,
+        label="hear2act audit",
+        resume=f"labels so far are saved in {audit.labels_dir}; run the same command again "
+        "to continue",
+    )
     return 0
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import gymnasium as gym
 
 from hear2act_env.cli import options
+from hear2act_env.cli.outputs import writable_dir
 from hear2act_env.registration import ENV_IDS
 
 
@@ -15,6 +16,7 @@ def run(args: argparse.Namespace) -> int:
     from hear2act_agents.registry import make_agent
     from hear2act_env.evaluation.rollout import play, wrap_for
 
+    folder = writable_dir("--save-audio", args.save_audio) if args.save_audio else None
     policy = make_agent(args.agent)
     env = wrap_for(gym.make(args.env, render_mode="ansi", disable_env_checker=True), policy)
     rollout = play(env, policy, seed=args.seed, scenario=args.scenario)
@@ -27,8 +29,8 @@ def run(args: argparse.Namespace) -> int:
         f"best: {last['truth']['best'] + 1}  success: {last['is_success']}  "
         f"actions: {last['actions']}  revealed: {', '.join(last['revealed']) or 'none'}"
     )
-    if args.save_audio:
-        save_examples(Path(args.save_audio), args.seed)
+    if folder is not None:
+        save_examples(folder, args.seed)
     return 0
 
 

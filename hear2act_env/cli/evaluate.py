@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from hear2act_env.cli import options
+from hear2act_env.cli import options, status
+from hear2act_env.cli.outputs import writable_dir
 from hear2act_env.conditions import Condition
 from hear2act_env.errors import ConfigError
 
@@ -29,10 +30,11 @@ def benchmark(args: argparse.Namespace) -> int:
     )
 
     ray_address = options.ray_address_of(args)
-    out = Path(args.out)
+    out = writable_dir("--out", args.out)
     agents = tuple(args.agents or BASELINES)
     for spec in agents:  # an unknown agent stops here, not in every episode
         agent_kind(spec)
+    check_trained_models(agents, make_agent)
     audio_agents = tuple(a for a in agents if a in AUDIO_BENCHMARK_AGENTS)
     env_kwargs, perceiver = _voice_of(args)
     grids = [("results.jsonl", agents, TEXT_CONDITIONS)]
@@ -64,7 +66,19 @@ def benchmark(args: argparse.Namespace) -> int:
         )
     print(report(records, out, plots=not args.no_plots))
     print(f"\nresults: {out}/results*.jsonl; tables and plots: {out}/")
-    return 0
+    return status.of_records(records)
+
+
+#: Agent kinds whose spec names a trained model on disk (loaded before the first episode).
+_TRAINED_KINDS = ("ppo", "maskable-ppo")
+
+
+def check_trained_models(specs: Any, factory: Any) -> None:
+    """Build each ``ppo:`` / ``maskable-ppo:`` agent once, so a missing or unreadable model is a
+    ``ConfigError`` before the first episode (not a config error recorded in every episode)."""
+    for spec in specs:
+        if spec.partition(":")[0] in _TRAINED_KINDS:
+            factory(spec)
 
 
 def _voice_of(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
@@ -133,6 +147,8 @@ def settings_of(args: argparse.Namespace) -> dict[str, object]:
         settings["perceiver"] = args.perceiver
     if args.response_cache:
         settings["cache_dir"] = args.response_cache
+    if getattr(args, "trust_audio", False):
+        settings["trust_audio"] = True
     for item in args.setting or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
@@ -168,11 +184,14 @@ def evaluate(args: argparse.Namespace) -> int:
         scenario_file=args.scenario_file,
         agent_options=settings,
     )
-    out = Path(args.out)
+    out = writable_dir("--out", args.out)
+    if args.response_cache:
+        writable_dir("--response-cache", args.response_cache)
     prices = _prices(args.prices)
     factory = AgentFactory(settings, allow_clarify=not args.spoken)
     _fail_fast(kinds, settings, factory, probe=not args.no_probe)
     _refuse_deaf(args.agents, kinds, config.conditions, settings)
+    check_trained_models(args.agents, factory)
     records = run_grid(
         config,
         out / "results.jsonl",
@@ -184,7 +203,7 @@ def evaluate(args: argparse.Namespace) -> int:
         ray_address=ray_address,
     )
     print(report(records, out, plots=not args.no_plots, prices=prices))
-    return 0
+    return status.of_records(records)
 
 
 def _refuse_deaf(
@@ -227,7 +246,9 @@ def _fail_fast(
             if spec.startswith("openai:"):
                 agent = factory(spec)
                 if probe:
-                    agent.backend.probe()
+                    agent.backend.probe()  # also checks that a send_audio server hears
+                elif agent.backend.supports_audio and not agent.backend.trust_audio:
+                    agent.backend.probe_hearing()  # --no-probe does not skip this one
 
 
 def add_eval(sub: argparse._SubParsersAction) -> None:
@@ -282,7 +303,14 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--no-probe",
         action="store_true",
-        help="skip the one request sent to each openai: server before the run",
+        help="skip the one request sent to each openai: server before the run (a server "
+        "given audio is still checked to hear it, unless --trust-audio)",
+    )
+    p.add_argument(
+        "--trust-audio",
+        action="store_true",
+        help="skip the check that an openai: server with send_audio=true hears the audio "
+        "(recorded in the manifest; the report says the audio was not checked)",
     )
     options.add_no_plots(p)
     p.set_defaults(func=evaluate)
@@ -302,7 +330,7 @@ def report_results(args: argparse.Namespace) -> int:
     records = _merged_records(args.results, load_records)
     if not records:
         raise ConfigError(f"results: no records in {args.results}")
-    out = Path(args.out) if args.out else Path(args.results[0]).parent
+    out = writable_dir("--out", args.out if args.out else Path(args.results[0]).parent)
     if args.leaderboard:
         from hear2act_env.atomic import atomic_write
         from hear2act_env.evaluation.leaderboard import (
@@ -348,13 +376,13 @@ def _merged_records(paths: list[str], load) -> list:  # noqa: ANN001
 
 def _check_same_bank(paths: list[str]) -> None:
     """Refuse results of different bank versions or banks (their manifests say which)."""
-    import json
+    from hear2act_env import jsonsafe
 
     banks: dict[tuple, list[str]] = {}
     for path in paths:
         man = Path(path).with_suffix(".manifest.json")
         try:
-            data = json.loads(man.read_text(encoding="utf-8"))
+            data = jsonsafe.load_file(man)
             bank = (data.get("bank_version"), data.get("bank_sha256"))
         except (OSError, ValueError, AttributeError):
             raise ConfigError(

@@ -4,8 +4,9 @@
         [--episodes 10] [--out runs/human/ada/results.jsonl] [--host 127.0.0.1] [--port 0]
 
 The episodes are recorded as agent ``human:NAME`` through the grid runner; running the same
-command again resumes after the last finished episode. Ctrl-C stops the server; the episode in
-progress is then not recorded (it is played again on resume).
+command again resumes after the last finished episode. Ctrl-C (SIGINT) or SIGTERM stops the
+server with exit status 130; the episode in progress is then not recorded (it is played again
+on resume).
 """
 
 from __future__ import annotations
@@ -23,14 +24,9 @@ from hear2act_env.protocol.engine import REALIZATIONS
 
 
 def run(args: argparse.Namespace) -> int:
-    from hear2act_env.listen.play import (
-        LOCAL_HOSTS,
-        PlaySession,
-        default_output,
-        play_app,
-        play_config,
-    )
-    from hear2act_env.listen.server import serve
+    from hear2act_env.interrupts import Interrupted
+    from hear2act_env.listen.play import PlaySession, default_output, play_app, play_config
+    from hear2act_env.listen.server import allowed_hosts_for, serve
 
     if args.port > 65535:
         raise ConfigError(f"--port: got {args.port}, expected 0 (any free port) to 65535")
@@ -45,17 +41,29 @@ def run(args: argparse.Namespace) -> int:
     )
     out = Path(args.out) if args.out else default_output(args.name)
     session = PlaySession(config, out, log=lambda message: print(f"play: {message}", flush=True))
-    local = args.host in LOCAL_HOSTS
-    if not local:
+    allowed = allowed_hosts_for(args.host)
+    if allowed is None:
         print(
             f"play: warning: listening on {args.host}: anyone who can reach it can play as "
             f"{config.agents[0]} (the page has no login)",
             file=sys.stderr,
         )
-    app = play_app(session, allowed_hosts=LOCAL_HOSTS if local else None)
-    session.start()
+    app = play_app(session, allowed_hosts=allowed)
+    resume = (
+        f"finished episodes are saved in {out}; run the same command again to continue (the "
+        "episode in progress starts over)"
+    )
     try:
-        serve(app, host=args.host, port=args.port, label=f"hear2act play ({config.agents[0]})")
+        session.start()
+        serve(
+            app,
+            host=args.host,
+            port=args.port,
+            label=f"hear2act play ({config.agents[0]})",
+            resume=resume,
+        )
+    except Interrupted as exc:
+        raise Interrupted(str(exc), resume=resume) from None
     finally:
         session.stop()
     state = session.state()

@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from hear2act_env.cli import options
+from hear2act_env.cli.outputs import writable_dir
 from hear2act_env.conditions import ACCESS, SPLIT_CHOICES
 from hear2act_env.errors import ConfigError
+from hear2act_env.interrupts import Interrupted
 from hear2act_env.protocol.engine import REALIZATIONS
 
 
@@ -25,13 +27,14 @@ def default_run_name(
 def train(args: argparse.Namespace) -> int:
     from hear2act_agents.rl.training import train as train_run
 
-    out = (
+    out = writable_dir(
+        "--out" if args.out else "--root",
         Path(args.out)
         if args.out
         else Path(args.root)
         / default_run_name(
             args.access, args.realization, args.turn_cost, args.seed, args.audio_encoder
-        )
+        ),
     )
     settings: dict[str, Any] = {
         "mask": not args.no_mask,
@@ -54,16 +57,23 @@ def train(args: argparse.Namespace) -> int:
         settings["tensorboard"] = args.tensorboard
     if args.max_actions is not None:
         settings["env_kwargs"] = {"max_actions": args.max_actions}
-    result = train_run(
-        args.access,
-        args.realization,
-        args.turn_cost,
-        args.timesteps,
-        args.seed,
-        out,
-        progress=not args.quiet,
-        **settings,
-    )
+    try:
+        result = train_run(
+            args.access,
+            args.realization,
+            args.turn_cost,
+            args.timesteps,
+            args.seed,
+            out,
+            progress=not args.quiet,
+            **settings,
+        )
+    except (Interrupted, KeyboardInterrupt) as exc:
+        raise Interrupted(
+            str(exc) or "interrupted",
+            resume=f"training stopped before the end; no model was saved in {out} (its "
+            "progress.csv holds the rollouts so far): run the same command again to train anew",
+        ) from None
     print(
         f"model: {result.model_path}  config: {result.config_path}  "
         f"curve: {result.progress_path}  wall: {result.wall_s:.0f} s"
@@ -179,9 +189,14 @@ def add_train(sub: argparse._SubParsersAction) -> None:
 
 
 def rl_eval(args: argparse.Namespace) -> int:
+    from hear2act_agents.registry import agent_kind
     from hear2act_agents.rl.evaluation import evaluate_models
+    from hear2act_env.cli import status
     from hear2act_env.evaluation.report import report
 
+    writable_dir("--out", args.out)
+    for name in args.baselines or ():  # an unknown agent stops here, not in every episode
+        agent_kind(name)
     records = evaluate_models(
         args.models,
         args.out,
@@ -199,7 +214,7 @@ def rl_eval(args: argparse.Namespace) -> int:
     if not records:
         raise ConfigError("rl-eval: no episodes were played")
     print(report(records, Path(args.out), plots=not args.no_plots))
-    return 0
+    return status.of_records(records)
 
 
 def add_rl_eval(sub: argparse._SubParsersAction) -> None:

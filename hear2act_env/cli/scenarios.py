@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from hear2act_env.cli import options
+from hear2act_env.cli.outputs import writable_dir, writable_file
 from hear2act_env.errors import ConfigError
 
 
@@ -34,9 +35,21 @@ def run(args: argparse.Namespace) -> int:
     else:
         from hear2act_env.scenarios.export import export_bank
 
-        for path in export_bank(scenarios, Path(args.out), args.format):
+        out = _export_target(args.out, args.format)
+        for path in export_bank(scenarios, out, args.format):
             print(f"wrote {path}")
     return 0
+
+
+def _export_target(out: str, fmt: str) -> Path:
+    """``--out`` checked before the export: a writable file (jsonl), or a writable folder whose
+    ``data/train.jsonl``, ``data/test.jsonl`` and ``README.md`` can be written (hf)."""
+    if fmt == "jsonl":
+        return writable_file("--out", out)
+    folder = writable_dir("--out", out)
+    for name in ("data/train.jsonl", "data/test.jsonl", "README.md"):
+        writable_file("--out", folder / name)
+    return folder
 
 
 def audit(args: argparse.Namespace) -> int:
@@ -47,6 +60,8 @@ def audit(args: argparse.Namespace) -> int:
     from hear2act_env.scenarios.audit import run_audit
 
     scenarios = bank.load_scenarios(args.path) if args.path else bank.load_bank()
+    if args.json:
+        writable_file("--json", args.json)
     report = run_audit(
         scenarios,
         bank=args.path or "the shipped bank",

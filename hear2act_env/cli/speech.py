@@ -3,33 +3,72 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from collections import Counter
+from pathlib import Path
 
 from hear2act_env.cli import options
+from hear2act_env.cli.outputs import writable_dir, writable_file
 from hear2act_env.errors import ConfigError
 from hear2act_env.protocol.engine import REALIZATIONS
 
+#: ``render``'s exit status when some clips are not in the cache afterwards.
+EXIT_NOT_CACHED = 3
+#: ``AudioCache.entry_problem`` reasons, as ``render`` reports them.
+_REASONS = {
+    "missing": "not stored (the cache could not be written; see the warning above)",
+    "not a regular file": "blocked (a folder, link or other non-file holds the entry's place)",
+    "corrupt": "corrupt",
+}
+
 
 def render(args: argparse.Namespace) -> int:
+    """Render into the cache; exit 0 when every clip is cached, 3 when some are not."""
     from hear2act_env.scenarios.bank import load_bank, load_scenarios
+    from hear2act_env.speech.cache import default_cache_dir
     from hear2act_env.speech.prerender import prerender, utterances
     from hear2act_env.speech.renderers import make_renderer
 
-    make_renderer(args.renderer)  # a bad spec stops here, before any worker starts
+    renderer = make_renderer(args.renderer)  # a bad spec stops here, before any worker starts
     bank = load_scenarios(args.scenario_file) if args.scenario_file else load_bank()
     scenarios = [s for s in bank if args.split == "all" or s.split == args.split]
     if args.limit:
         scenarios = scenarios[: args.limit]
     if args.cross_split:
         return _cross_split(args, scenarios)
+    flag = "--cache-dir" if args.cache_dir else "--cache-dir (the default audio cache)"
+    root = writable_dir(flag, args.cache_dir or default_cache_dir())
+    if args.features:
+        writable_dir(flag, root / "features")
     utts = utterances(scenarios, args.realizations, args.prosody_strength)
     summary = prerender(
-        utts, args.cache_dir, workers=args.workers, features=args.features, renderer=args.renderer
+        utts, root, workers=args.workers, features=args.features, renderer=args.renderer
     )
     print(
         f"{summary.utterances} utterances ({summary.rendered} newly rendered), "
         f"{summary.audio_seconds / 3600:.2f} h of audio, {summary.wall_seconds:.1f} s wall"
     )
+    # every clip read back from the disk was a valid entry; a render may not have been stored
+    missing = _not_cached(utts, root, renderer) if summary.rendered else Counter()
+    if missing:
+        reasons = "; ".join(f"{n} {_REASONS.get(why, why)}" for why, n in sorted(missing.items()))
+        print(
+            f"hear2act: error: {missing.total()} of {len(utts)} clips are not in the cache "
+            f"{root}: {reasons}",
+            file=sys.stderr,
+        )
+        return EXIT_NOT_CACHED
     return 0
+
+
+def _not_cached(utts: list, root: Path, renderer: object) -> Counter[str]:
+    """Why each clip of ``utts`` that the cache at ``root`` does not hold is missing."""
+    from hear2act_env.speech.cache import AudioCache, cache_key
+
+    cache = AudioCache(root, memory_items=0)
+    rate = int(renderer.sample_rate)  # type: ignore[attr-defined]
+    found = (cache.entry_problem(cache_key(renderer, u), rate) for u in utts)  # type: ignore[arg-type]
+    return Counter(why for why in found if why is not None)
 
 
 def _cross_split(args: argparse.Namespace, scenarios: list) -> int:
@@ -96,6 +135,10 @@ def perceive(args: argparse.Namespace) -> int:
     from hear2act_env.speech.renderers import make_renderer
 
     renderer = make_renderer(args.renderer)
+    if args.save:
+        writable_file("--save", args.save)
+    if args.json not in (None, "-"):
+        writable_file("--json", args.json)
     bank = load_bank()
     train = [s for s in bank if s.split == "train"][:: args.train_stride]
     test = [s for s in bank if s.split == "test"]

@@ -1,10 +1,18 @@
-"""``hear2act view``: results as a static site (``hear2act_env.listen.site``)."""
+"""``hear2act view``: results as a static site (``hear2act_env.listen.site``).
+
+The replays use the renderer and audio cache of this command line: a results folder's
+manifest may name a shipped renderer (espeak, piper), never code to import or a folder to
+write; its episodes that need more are listed as not replayable, with the reason.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
 from hear2act_env.cli import options
+from hear2act_env.errors import ConfigError
 
 
 def _max_pages(text: str) -> int | None:
@@ -19,9 +27,35 @@ def _max_pages(text: str) -> int | None:
     return value
 
 
+def _renderer(spec: str | None) -> Any:
+    """The renderer of ``--renderer`` (None: unset), made now so that a bad spec stops here."""
+    if spec is None:
+        return None
+    from hear2act_env.speech.renderers import make_renderer
+
+    return make_renderer(spec, "--renderer")
+
+
+def _audio_cache(text: str | None) -> Path | None:
+    if text is None:
+        return None
+    path = Path(text).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"--audio-cache: {path} is not a folder; expected a folder for clips")
+    return path
+
+
+def _print_some(lines: tuple[str, ...], head: str, what: str) -> None:
+    for line in lines[:5]:  # a path or a name may hold what the terminal cannot print
+        print(f"{head}: {line}".encode("utf-8", "backslashreplace").decode("utf-8"))
+    if len(lines) > 5:
+        print(f"{head}: {len(lines) - 5} more {what} (listed on the index page)")
+
+
 def run(args: argparse.Namespace) -> int:
     from hear2act_env.listen.site import build_site
 
+    audio_cache = _audio_cache(args.audio_cache)
     summary = build_site(
         args.results,
         args.out,
@@ -30,11 +64,11 @@ def run(args: argparse.Namespace) -> int:
         compress_audio=not args.wav,
         plots=not args.no_plots,
         seed=args.seed,
+        renderer=_renderer(args.renderer),
+        audio_cache=audio_cache,
     )
-    for reason in summary.skipped[:5]:
-        print(f"no page: {reason}")
-    if len(summary.skipped) > 5:
-        print(f"no page for {len(summary.skipped) - 5} more episodes (same reasons)")
+    _print_some(summary.unread, "not read", "lines or files")
+    _print_some(summary.skipped, "no page", "episodes")
     print(
         f"wrote {summary.out}/index.html: {summary.episodes} episodes listed, {summary.pages} "
         f"episode pages, {summary.compare_pages} compare pages, {summary.clips} audio clips. "
@@ -69,6 +103,23 @@ def add(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--wav", action="store_true", help="write WAV clips instead of Ogg Vorbis")
     options.add_no_plots(p)
+    p.add_argument(
+        "--renderer",
+        default=None,
+        metavar="SPEC",
+        help="the voice of the replays: espeak, piper, or MODULE:NAME (imported: name only "
+        "code you trust); replaces the one a manifest names (default: the manifest's if it is "
+        "espeak or piper, espeak if it names none; a manifest naming any other is never "
+        "imported: its episodes are listed as not replayable)",
+    )
+    p.add_argument(
+        "--audio-cache",
+        default=None,
+        metavar="DIR",
+        help="audio cache folder of the replays (default: $HEAR2ACT_CACHE_DIR or "
+        "~/.cache/hear2act-env/audio); a manifest's audio_cache is never written: without "
+        "this option, its episodes are listed as not replayable",
+    )
     p.add_argument(
         "--seed",
         type=options.int_at_least(0),

@@ -17,6 +17,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from hear2act_env import jsonsafe
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.jsonl import jsonl_lines
 from hear2act_env.evaluation.records import EpisodeRecord
@@ -57,7 +58,7 @@ def load_agent_logs(results: str | Path) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for number, text, is_last in jsonl_lines(path, "agent log"):
         try:
-            entry = json.loads(text) if text is not None else None
+            entry = jsonsafe.loads(text) if text is not None else None
             if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
                 raise ValueError("not a log entry")
         except ValueError:

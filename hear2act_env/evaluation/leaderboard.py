@@ -4,7 +4,9 @@ Columns: Success under T; the paired differences T+S - T, A+T - T, T+S-hat - T (
 own two-stage run from the audio: agent ``M+stage1`` under A+T, from ``hear2act eval
 --perceiver self``) and T+S-hat(text) - T (the transcript-only control: ``M+stage1-text``,
 from ``--perceiver self-text``, under T); the format-error rate (turns whose reply
-had no usable action after the re-ask), errored episodes, tokens and cost. A difference pairs
+had no usable action after the re-ask), the truncation rate beside it (the same for replies cut
+off at the model's token limit: a setting to raise, not a format failure), errored episodes,
+tokens and cost. A difference pairs
 episodes by (scenario, run) across the model's variants (every variant of a scenario and run
 plays from the same seed); ``-`` where a condition was not run. Results of several files merge
 (the first record of a key wins); files of different bank versions or banks are refused.
@@ -38,6 +40,7 @@ COLUMNS = (
     "Success T",
     *(d[0] for d in DIFFERENCES),
     "format err %",
+    "truncated %",
     "errored",
     "tokens",
     "cost $",
@@ -52,6 +55,7 @@ class LeaderRow:
     success_t: Estimate | None
     differences: dict[str, Estimate | None]
     format_error_rate: float | None
+    truncated_rate: float | None
     errored: int
     tokens: int
     cost: float | None
@@ -65,6 +69,7 @@ class LeaderRow:
             est(self.success_t),
             *(est(self.differences[name]) for name, _, _ in DIFFERENCES),
             "-" if self.format_error_rate is None else f"{100 * self.format_error_rate:.1f}",
+            "-" if self.truncated_rate is None else f"{100 * self.truncated_rate:.1f}",
             str(self.errored),
             str(self.tokens) if self.tokens else "-",
             "-" if self.cost is None else f"{self.cost:.4f}",
@@ -114,6 +119,7 @@ def leaderboard_rows(
                 success_t,
                 diffs,
                 sum(u.format_errors for u in own) / turns if turns else None,
+                sum(u.truncated for u in own) / turns if turns else None,
                 sum(r.error is not None for r in mine),
                 sum(u.prompt_tokens + u.completion_tokens for u in own),
                 sum(c for c in costs if c is not None) if own and None not in costs else None,
@@ -138,7 +144,7 @@ def leaderboard_csv(rows: Sequence[LeaderRow], path: Path) -> None:
     for name, _, _ in DIFFERENCES:
         slug = name.replace(" - ", "_minus_").replace("+", "p").replace("(", "_").replace(")", "")
         header += [slug, f"{slug}_low", f"{slug}_high"]
-    header += ["format_error_rate", "errored", "tokens", "cost_usd"]
+    header += ["format_error_rate", "truncated_rate", "errored", "tokens", "cost_usd"]
 
     def est(e: Estimate | None) -> list[Any]:
         return ["", "", ""] if e is None else [f"{e.value:.4f}", f"{e.low:.4f}", f"{e.high:.4f}"]
@@ -152,6 +158,7 @@ def leaderboard_csv(rows: Sequence[LeaderRow], path: Path) -> None:
                 line += est(r.differences[name])
             line += [
                 "" if r.format_error_rate is None else f"{r.format_error_rate:.4f}",
+                "" if r.truncated_rate is None else f"{r.truncated_rate:.4f}",
                 r.errored,
                 r.tokens,
                 "" if r.cost is None else f"{r.cost:.6f}",

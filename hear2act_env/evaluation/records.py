@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
+from hear2act_env import jsonsafe
 from hear2act_env.conditions import Condition
 from hear2act_env.evaluation.rollout import Rollout
 
@@ -92,8 +93,9 @@ class EpisodeRecord:
 
     @classmethod
     def from_json(cls, line: str) -> EpisodeRecord:
-        """Parse a line written by ``to_json``."""
-        data = json.loads(line)
+        """Parse a line written by ``to_json``; any other line (including one nested too
+        deeply, ``jsonsafe.JSONDepthError``) is a ``ValueError`` or ``TypeError``."""
+        data = jsonsafe.loads(line)
         if not isinstance(data, dict) or not isinstance(data.get("key"), dict):
             raise ValueError("a record is a JSON object with a 'key' object")
         data["key"] = EpisodeKey(**data["key"])

@@ -1,4 +1,11 @@
-"""Paper-style tables, CSV and plots from episode records."""
+"""Paper-style tables, CSV and plots from episode records.
+
+Every table has an ``errors`` column: the episodes of the row's cell that ended in an error
+(counted in ``n``, left out of every figure). Model agents get a table of calls, format errors,
+truncated replies (cut off at the token limit) and tokens. An agent whose audio went to a
+server whose hearing was not probed (``--trust-audio``) is named in a note: "audio trusted, not
+checked".
+"""
 
 from __future__ import annotations
 
@@ -25,7 +32,8 @@ Cell = tuple[str, str, str]  # (agent, realization, condition)
 
 @dataclass(frozen=True)
 class Row:
-    """One table row: a cell and its estimates."""
+    """One table row: a cell and its estimates. ``errors``: the episodes of the cell left out
+    for an error (a paired difference: of both its cells; pooled: of the pool)."""
 
     agent: str
     realization: str
@@ -66,7 +74,9 @@ def difference_rows(
         if condition == reference or base is None or not paired_keys(base, recs):
             continue
         values = {m.name: paired_difference(base, recs, m) for m in metrics}
-        rows.append(Row(agent, realization, f"{condition} - {reference}", len(recs), 0, values))
+        errors = sum(r.error is not None for r in (*base, *recs))
+        label = f"{condition} - {reference}"
+        rows.append(Row(agent, realization, label, len(recs), errors, values))
     return rows
 
 
@@ -99,10 +109,24 @@ def pooled_rows(
             realization,
             condition,
             len(recs),
-            0,
+            sum(r.error is not None for r in recs),
             {m.name: pooled(recs, m) for m in metrics},
         )
         for (realization, condition), recs in by.items()
+    ]
+
+
+def unchecked_audio_notes(records: Sequence[EpisodeRecord]) -> list[str]:
+    """One line per agent whose calls carried audio to a server whose hearing was not probed
+    (``--trust-audio``: agent stat ``unchecked_audio_calls``), naming its conditions."""
+    cells: dict[str, set[str]] = defaultdict(set)
+    for r in records:
+        if int(r.agent_stats.get("unchecked_audio_calls", 0) or 0) > 0:
+            cells[r.key.agent].add(r.key.condition)
+    return [
+        f"{agent}: audio trusted, not checked (--trust-audio: the server was not probed for "
+        f"hearing the recordings) under {', '.join(sorted(conditions))}"
+        for agent, conditions in cells.items()
     ]
 
 
@@ -120,16 +144,19 @@ def errorbar_ci(ax: Any, points: Sequence[tuple[Any, Estimate]], **style: Any) -
 def format_table(
     rows: Sequence[Row], metrics: Sequence[str], title: str, privileged: set[str] = frozenset()
 ) -> str:
-    """A fixed-width text table (privileged agents marked with *)."""
+    """A fixed-width text table (privileged agents marked with *); ``n`` counts a cell's
+    episodes, ``errors`` those of them left out for an error."""
     labels = [r.agent + (" *" if r.agent in privileged else "") for r in rows]
     w = max([14, *(len(label) + 2 for label in labels)])  # long names (ppo:PATH) stay aligned
-    head = f"{'agent':<{w}}{'realization':<12}{'condition':<24}{'n':>6}" + "".join(
+    head = f"{'agent':<{w}}{'realization':<12}{'condition':<24}{'n':>6}{'errors':>8}" + "".join(
         f"{m:>25}" for m in metrics
     )
     lines = [title, head, "-" * len(head)]
     for r, label in zip(rows, labels):
         cells = "".join(f"{str(r.values[m]):>25}" for m in metrics)
-        lines.append(f"{label:<{w}}{r.realization:<12}{r.condition:<24}{r.n:>6}{cells}")
+        lines.append(
+            f"{label:<{w}}{r.realization:<12}{r.condition:<24}{r.n:>6}{r.errors:>8}{cells}"
+        )
     return "\n".join(lines)
 
 
@@ -292,8 +319,8 @@ def report(
     prices: dict[str, Any] | None = None,
 ) -> str:
     """Print-ready text of all tables; with ``out``, also CSVs and PNG plots there. Model
-    agents get a table of calls, format errors and tokens (cost with ``prices``, a
-    ``usage.load_prices`` table)."""
+    agents get a table of calls, format errors, truncated replies and tokens (cost with
+    ``prices``, a ``usage.load_prices`` table)."""
     from hear2act_env.evaluation.usage import format_usage, usage_rows, write_usage_csv
 
     rows = _ordered(condition_rows(records), records)
@@ -343,6 +370,7 @@ def report(
     if usage:
         parts.append(format_usage(usage))
     parts.extend(unpaired_notes(records))
+    parts.extend(unchecked_audio_notes(records))
     by_kind = ", ".join(f"{kinds[k]} {k}" for k in ERROR_KINDS if kinds[k])
     parts.append(
         f"{len(records)} episodes, {errors} with errors"

@@ -31,6 +31,7 @@ from typing import Any, Literal, get_args
 
 import gymnasium as gym
 
+from hear2act_env import interrupts, jsonsafe
 from hear2act_env.atomic import atomic_write
 from hear2act_env.conditions import STATE_FIDELITY, Condition
 from hear2act_env.env import Hear2ActEnv
@@ -193,6 +194,8 @@ def run_episode_logged(key: EpisodeKey, config: GridConfig, factory: PolicyFacto
         stats = agent_stats(policy)
         privileged = policy.observation_kind == "privileged"
         record = record_from_rollout(key, rollout, privileged, stats)
+    except interrupts.Interrupted:  # stopped by the user: not an outcome of the episode
+        raise
     except Exception as exc:  # noqa: BLE001 - recorded, never aborts the grid
         record = EpisodeRecord(
             key=key, seed=key.seed, error=f"{type(exc).__name__}: {exc}", error_kind=_kind(exc)
@@ -272,7 +275,7 @@ def _prepare_output(path: Path, config: GridConfig) -> list[EpisodeRecord]:
     previous: dict[str, Any] | None = None
     if man_path.exists():
         try:
-            previous = json.loads(man_path.read_text(encoding="utf-8"))
+            previous = jsonsafe.load_file(man_path)
             before = _results_config(previous["config"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(
@@ -334,6 +337,10 @@ def _chunks(keys: Sequence[EpisodeKey], size: int) -> Iterator[list[EpisodeKey]]
         yield list(keys[i : i + size])
 
 
+#: Seconds between two looks at the stop flag while the driver waits for workers.
+POLL_S = 0.2
+
+
 def _results(
     backend: str,
     todo: list[EpisodeKey],
@@ -343,29 +350,90 @@ def _results(
     chunk: int,
     ray_address: str | None = None,
 ) -> Iterable[list[Finished]]:
+    """The finished chunks, as they finish. After a stop request (``interrupts``) no new chunk
+    starts; chunks that finish meanwhile are still yielded, then ``Interrupted`` is raised and
+    the workers are abandoned (threads), terminated (processes) or cancelled (Ray)."""
     # one episode per work unit by default, so every episode is written as it finishes;
     # ``chunk`` > 1 (the benchmark's cheap rule agents) trades that for less overhead
     chunks = list(_chunks(todo, 1 if backend == "serial" else chunk))
     if backend == "serial" or not chunks:
         for c in chunks:
+            interrupts.raise_if_requested()
             yield run_chunk(c, config, factory)
     elif backend == "thread":
-        from concurrent.futures import ThreadPoolExecutor, as_completed
-
-        with ThreadPoolExecutor(workers) as pool:
-            futures = [pool.submit(run_chunk, c, config, factory) for c in chunks]
-            for f in as_completed(futures):
-                yield f.result()
+        yield from _thread_results(chunks, config, factory, workers)
     elif backend == "process":
-        import multiprocessing as mp
-
-        with mp.get_context("spawn").Pool(workers) as pool:
-            args = [(c, config, factory) for c in chunks]
-            yield from pool.imap_unordered(_run_chunk_args, args)
+        yield from _process_results(chunks, config, factory, workers)
     elif backend == "ray":
         yield from _ray_results(chunks, config, factory, workers, ray_address)
     else:
         raise ConfigError(f"backend: got {backend!r}, expected one of {list(BACKENDS)}")
+
+
+def _thread_results(
+    chunks: list[list[EpisodeKey]], config: GridConfig, factory: PolicyFactory, workers: int
+) -> Iterable[list[Finished]]:
+    """Chunks on a thread pool, at most ``workers`` in flight (topped up as each finishes)."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    pool = ThreadPoolExecutor(workers)
+    try:
+        queued = iter(chunks)
+        pending = {
+            pool.submit(run_chunk, c, config, factory) for c in itertools.islice(queued, workers)
+        }
+        while pending:
+            done, pending = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
+            for future in done:
+                try:
+                    finished = future.result()
+                except interrupts.Interrupted:  # an episode stopped by the request: not run
+                    continue
+                yield finished
+            interrupts.raise_if_requested()
+            for c in itertools.islice(queued, len(done)):
+                pending.add(pool.submit(run_chunk, c, config, factory))
+    finally:  # in-flight calls are left to end on their own: nothing waits for them
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _ignore_interrupts() -> None:
+    """A worker process leaves SIGINT to its parent (which terminates it)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _process_results(
+    chunks: list[list[EpisodeKey]], config: GridConfig, factory: PolicyFactory, workers: int
+) -> Iterable[list[Finished]]:
+    """Chunks on a pool of spawned processes; the pool is terminated on a stop request."""
+    import multiprocessing as mp
+
+    # a pool terminated on a stop request leaves its queue locks to multiprocessing's resource
+    # tracker, which unlinks them and warns about "leaked semaphore objects" after the
+    # command's last line; the tracker starts with the first pool and inherits this
+    warning = "ignore:resource_tracker:UserWarning"
+    if warning not in os.environ.get("PYTHONWARNINGS", ""):
+        os.environ["PYTHONWARNINGS"] = ",".join(
+            w for w in (os.environ.get("PYTHONWARNINGS"), warning) if w
+        )
+    pool = mp.get_context("spawn").Pool(workers, initializer=_ignore_interrupts)
+    try:
+        results = pool.imap_unordered(_run_chunk_args, [(c, config, factory) for c in chunks])
+        while True:
+            try:
+                finished = results.next(timeout=POLL_S)
+            except StopIteration:
+                break
+            except mp.TimeoutError:
+                interrupts.raise_if_requested()
+                continue
+            yield finished
+            interrupts.raise_if_requested()
+    finally:
+        pool.terminate()
+        pool.join()
 
 
 def _run_chunk_args(args: tuple) -> list[Finished]:
@@ -382,7 +450,8 @@ def _ray_results(
     """Run the chunks as Ray tasks, at most ``workers`` in flight (topped up as each finishes).
 
     With an ``address`` (else ``$RAY_ADDRESS``) the driver connects to that cluster; without,
-    it starts a local Ray with ``workers`` CPUs. A Ray already initialized is used as it is."""
+    it starts a local Ray with ``workers`` CPUs. A Ray already initialized is used as it is.
+    On a stop request the tasks in flight are cancelled (and a Ray started here is shut down)."""
     try:
         import ray
     except ImportError:
@@ -390,7 +459,8 @@ def _ray_results(
 
         raise MissingExtraError("ray", "ray") from None
     address = address or os.environ.get("RAY_ADDRESS") or None
-    if not ray.is_initialized():
+    started = not ray.is_initialized()
+    if started:
         if address is None or address == "local":
             ray.init(
                 address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False
@@ -401,40 +471,79 @@ def _ray_results(
     config_ref, factory_ref = ray.put(config), ray.put(factory)
     queued = iter(chunks)
     pending = [remote.remote(c, config_ref, factory_ref) for c in itertools.islice(queued, workers)]
-    while pending:
-        done, pending = ray.wait(pending, num_returns=1)
-        pending += [remote.remote(c, config_ref, factory_ref) for c in itertools.islice(queued, 1)]
-        yield ray.get(done[0])
+    try:
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1, timeout=POLL_S)
+            for ref in done:
+                yield ray.get(ref)
+            interrupts.raise_if_requested()
+            for c in itertools.islice(queued, len(done)):
+                pending.append(remote.remote(c, config_ref, factory_ref))
+    except interrupts.Interrupted:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        if started:
+            ray.shutdown()
+        raise
 
 
-#: Seconds to wait for a Ray cluster's address to accept a connection.
+#: Seconds to wait for a Ray cluster's address to accept a connection and answer as one.
 RAY_CONNECT_TIMEOUT = 15.0
+
+#: What an HTTP/2 client sends first (RFC 9113, 3.4), then an empty SETTINGS frame.
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+def _answers_http2(host: str, port: int, timeout: float) -> str | None:
+    """None when ``host:port`` answers the HTTP/2 preface with a SETTINGS frame (Ray's GCS and
+    Ray Client speak gRPC, which is HTTP/2), else why not; bounded by ``timeout`` in all."""
+    import socket
+
+    deadline = time.monotonic() + timeout
+    try:
+        with socket.create_connection((host, port), timeout) as conn:
+            conn.sendall(_HTTP2_PREFACE)
+            head = b""
+            while len(head) < 9:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return f"no answer within {timeout:g} s"
+                conn.settimeout(left)
+                data = conn.recv(9 - len(head))
+                if not data:
+                    return "the connection was closed without an answer"
+                head += data
+    except TimeoutError:
+        return f"no answer within {timeout:g} s"
+    except OSError as exc:
+        return f"{type(exc).__name__}: {exc.strerror or exc}"
+    if head[3] != 4:  # the frame type of SETTINGS
+        return f"it answered {head[:9]!r}, not as a gRPC (HTTP/2) server"
+    return None
 
 
 def _ray_connect(ray: Any, address: str) -> None:
     """Connect the driver to the cluster at ``address``; an unreachable one is a ``ConfigError``.
 
-    ``ray.init`` retries an unreachable address for minutes (it has no timeout), so the address
-    is first probed with a plain TCP connection, bounded by ``RAY_CONNECT_TIMEOUT``."""
-    import socket
-
+    ``ray.init`` retries an unreachable address for minutes (it has no timeout), and waits as
+    long on a port where something else listens, so the address is first probed with a TCP
+    connection and an HTTP/2 preface, both bounded by ``RAY_CONNECT_TIMEOUT``."""
     check = (
         "check that the head node runs (`ray start --head` there), that HOST:PORT is its GCS "
         "address (`ray status` on the head prints it) and that this machine can reach it"
     )
     host, sep, port = address.removeprefix("ray://").rpartition(":")
     if address != "auto":  # "auto": the latest cluster started on this machine
-        if not sep or not host or not port.isdigit():
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
             raise ConfigError(
                 f"ray address: got {address!r}, expected HOST:PORT (or ray://HOST:PORT)"
             )
-        try:
-            socket.create_connection((host.strip("[]"), int(port)), RAY_CONNECT_TIMEOUT).close()
-        except OSError as exc:
+        problem = _answers_http2(host.strip("[]"), int(port), RAY_CONNECT_TIMEOUT)
+        if problem is not None:
+            verb = "reach" if "Error" in problem else "talk to"
             raise ConfigError(
-                f"ray address: cannot reach the Ray cluster at {address} "
-                f"({type(exc).__name__}: {exc.strerror or exc}); {check}"
-            ) from None
+                f"ray address: cannot {verb} the Ray cluster at {address} ({problem}); {check}"
+            )
     try:
         ray.init(address=address, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as exc:
@@ -550,24 +659,38 @@ def run_grid(
             f"output: cannot write results to {path} ({type(exc).__name__}: {exc.strerror or exc})"
             "; choose a writable file path"
         ) from None
-    with output_lock(path, wait):
+    with output_lock(path, wait), interrupts.cooperative():
+        interrupts.raise_if_requested()
         records = {r.key.id(): r for r in _prepare_output(path, config)}
         done = {k for k, r in records.items() if r.error is None or not retry_errors}
         keys = config.keys()
         todo = [k for k in keys if k.id() not in done]
         bar = _Progress(len(keys), len(keys) - len(todo), progress)
         logs = _LogWriter(log_path(path))
-        with path.open("a", encoding="utf-8") as fh:
-            for batch in _results(backend, todo, config, factory, workers, chunk, ray_address):
-                logs.write(batch)  # before the records: a finished record always has its log
-                fh.write("".join(r.to_json() + "\n" for r, _ in batch))
-                fh.flush()
-                for r, _ in batch:
-                    records[r.key.id()] = r
-                bar.update(len(batch))
-            os.fsync(fh.fileno())
-        logs.close()
-        bar.close()
+        try:
+            with path.open("a", encoding="utf-8") as fh:
+                try:
+                    for batch in _results(
+                        backend, todo, config, factory, workers, chunk, ray_address
+                    ):
+                        logs.write(batch)  # before the records: a finished record has its log
+                        fh.write("".join(r.to_json() + "\n" for r, _ in batch))
+                        fh.flush()
+                        for r, _ in batch:
+                            records[r.key.id()] = r
+                        bar.update(len(batch))
+                finally:
+                    os.fsync(fh.fileno())
+        except interrupts.Interrupted as exc:
+            finished = sum(1 for k in keys if k.id() in records)
+            raise interrupts.Interrupted(
+                str(exc),
+                resume=f"{finished} of {len(keys)} episodes are recorded in {path}; run the "
+                "same command again to resume (finished episodes are kept)",
+            ) from None
+        finally:
+            logs.close()
+            bar.close()
     return list(records.values())
 
 

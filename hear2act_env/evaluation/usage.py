@@ -1,7 +1,8 @@
 """Model calls, tokens and cost per agent and condition, from the records' agent stats.
 
-Model agents count, per episode, their ``calls``, ``format_errors``, ``prompt_tokens`` and
-``completion_tokens`` (from the server's ``usage``, or the local tokenizer for local models;
+Model agents count, per episode, their ``calls``, ``format_errors`` (turns whose reply had no
+usable action after the re-ask), ``truncated`` (the same, for a reply cut off at the model's
+token limit: finish reason ``length``), ``prompt_tokens`` and ``completion_tokens`` (from the server's ``usage``, or the local tokenizer for local models;
 a reply replayed from the response cache counts the tokens it took when it was generated, so a
 rerun reports the same figures). A price table turns tokens into cost:
 
@@ -61,11 +62,15 @@ def load_prices(path: str | Path) -> dict[str, Price]:
             raise ConfigError(
                 "--prices: reading TOML needs Python 3.11+ (or the tomli package)"
             ) from None
+    from hear2act_env.boundedio import UnreadableFile, read_regular
+
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_regular(path, 16 * 1024 * 1024).decode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"--prices: cannot read {path} ({type(exc).__name__})") from None
+    except UnreadableFile as exc:
+        raise ConfigError(f"--prices: {path} is {exc}; expected a TOML file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"--prices: {path} is not valid TOML ({exc})") from None
     prices = {}
@@ -111,6 +116,7 @@ class UsageRow:
     turns: int
     calls: int
     format_errors: int
+    truncated: int
     prompt_tokens: int
     completion_tokens: int
     calls_without_usage: int
@@ -120,6 +126,11 @@ class UsageRow:
     def format_error_rate(self) -> float:
         """Share of the agent's turns whose reply had no usable action even after the re-ask."""
         return self.format_errors / self.turns if self.turns else 0.0
+
+    @property
+    def truncated_rate(self) -> float:
+        """Share of the agent's turns lost to a reply cut off at the token limit."""
+        return self.truncated / self.turns if self.turns else 0.0
 
 
 def usage_rows(
@@ -148,6 +159,7 @@ def usage_rows(
                 sum(r.actions for r in recs),
                 total("calls"),
                 total("format_errors"),
+                total("truncated"),
                 prompt,
                 completion,
                 total("calls_without_usage"),
@@ -162,7 +174,7 @@ def format_usage(rows: Sequence[UsageRow]) -> str:
     w = max([14, *(len(r.agent) + 2 for r in rows)])
     head = (
         f"{'agent':<{w}}{'realization':<12}{'condition':<16}{'n':>6}{'calls/ep':>10}"
-        f"{'format err %':>14}{'prompt tok/ep':>15}{'compl. tok/ep':>15}{'tokens':>12}"
+        f"{'format err %':>14}{'truncated %':>13}{'prompt tok/ep':>15}{'compl. tok/ep':>15}{'tokens':>12}"
         f"{'cost $':>10}"
     )
     lines = ["Model calls and tokens (error-free episodes)", head, "-" * len(head)]
@@ -171,7 +183,8 @@ def format_usage(rows: Sequence[UsageRow]) -> str:
         cost = f"{r.cost:.4f}" if r.cost is not None else "-"
         lines.append(
             f"{r.agent:<{w}}{r.realization:<12}{r.condition:<16}{r.episodes:>6}"
-            f"{r.calls / n:>10.2f}{100 * r.format_error_rate:>14.1f}{r.prompt_tokens / n:>15.0f}"
+            f"{r.calls / n:>10.2f}{100 * r.format_error_rate:>14.1f}"
+            f"{100 * r.truncated_rate:>13.1f}{r.prompt_tokens / n:>15.0f}"
             f"{r.completion_tokens / n:>15.0f}{r.prompt_tokens + r.completion_tokens:>12}"
             f"{cost:>10}"
         )
@@ -195,6 +208,8 @@ def write_usage_csv(rows: Sequence[UsageRow], path: Path) -> None:
                 "calls",
                 "format_errors",
                 "format_error_rate",
+                "truncated",
+                "truncated_rate",
                 "prompt_tokens",
                 "completion_tokens",
                 "calls_without_usage",
@@ -212,6 +227,8 @@ def write_usage_csv(rows: Sequence[UsageRow], path: Path) -> None:
                     r.calls,
                     r.format_errors,
                     f"{r.format_error_rate:.4f}",
+                    r.truncated,
+                    f"{r.truncated_rate:.4f}",
                     r.prompt_tokens,
                     r.completion_tokens,
                     r.calls_without_usage,

@@ -8,9 +8,14 @@ Routes:
   next clip (``{id, audio, text}``) or ``null`` when all are labelled.
 - ``POST /api/label`` with ``{"clip": ID, "label": "resolved" | "unresolved"}`` (and
   ``"annotator"`` when the server has no fixed one): saves the label, answers the next state.
-  Bad input is a 400 with ``{"error": ...}``; a clip that is not the annotator's current one (a
-  second tab, a double click) is a 409 with the error and the current ``state``.
+  Bad input is a 400 with ``{"error": ...}`` (415 without ``Content-Type: application/json``,
+  413 for a body over 4 KB, read no further); a clip that is not the annotator's current one
+  (a second tab, a double click) is a 409 with the error and the current ``state``.
 - ``GET /audio/<id>.<ext>``: a clip's audio; ``/static/...``: the shared CSS and ``audit.js``.
+
+Like ``hear2act play`` (the shared ``server.guard`` and ``server.read_json``): with a local
+address a ``Host`` naming another host is refused (400), so is any request whose ``Origin`` is
+another site (403); audio is read only from regular files of the folder (``Audit.audio``).
 
 Nothing served depends on a clip's class: the page and the API only know ``Audit.public``
 (id, audio address, words), and answers never say whether a label was right.
@@ -18,12 +23,14 @@ Nothing served depends on a clip's class: the page and the API only know ``Audit
 
 from __future__ import annotations
 
-import json
+import re
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from hear2act_env.errors import ConfigError, MissingExtraError
+from hear2act_env.listen import server
 from hear2act_env.listen.perception_audit import (
     LABELS,
     Audit,
@@ -35,25 +42,29 @@ from hear2act_env.listen.perception_audit import (
 __all__ = ["build_app"]
 
 STATIC = Path(__file__).resolve().parent / "static"
-_MAX_BODY = 4096
-_NO_STORE = {"Cache-Control": "no-store"}
+_NO_STORE = server.NO_STORE
+_AUDIO_FILE = re.compile(r"([0-9a-f]{16})\.(ogg|wav)")
+_SHAPE = 'expected a JSON object {"clip": ID, "label": "resolved" or "unresolved"}'
 
 
-def build_app(audit: Audit, annotator: str | None = None) -> Any:
-    """The Starlette app serving ``audit`` (to ``annotator`` only, when given)."""
+def build_app(
+    audit: Audit, annotator: str | None = None, allowed_hosts: Sequence[str] | None = None
+) -> Any:
+    """The Starlette app serving ``audit`` (to ``annotator`` only, when given). With
+    ``allowed_hosts``, requests naming another ``Host`` are refused; a request from another
+    site's page (its ``Origin``) always is."""
     try:
         from starlette.applications import Starlette
         from starlette.requests import Request
-        from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+        from starlette.responses import HTMLResponse, JSONResponse, Response
         from starlette.routing import Mount, Route
         from starlette.staticfiles import StaticFiles
     except ImportError as exc:
         raise MissingExtraError("listen", exc.name or "starlette") from None
-    from hear2act_env.listen.server import templates
 
     if annotator is not None:
         check_annotator(annotator)
-    env = templates()
+    env = server.templates()
     stores: dict[str, LabelStore] = {}
     lock = threading.Lock()
 
@@ -73,7 +84,7 @@ def build_app(audit: Audit, annotator: str | None = None) -> Any:
         }
 
     def error(message: str, status: int = 400, **extra: Any) -> Response:
-        return JSONResponse({"error": message, **extra}, status_code=status, headers=_NO_STORE)
+        return server.error_response(status, message, **extra)  # type: ignore[no-any-return]
 
     def who(asked: object) -> str:
         """The annotator of a request (``ConfigError`` for a bad or foreign name)."""
@@ -98,7 +109,7 @@ def build_app(audit: Audit, annotator: str | None = None) -> Any:
         try:
             name = who(asked)
         except ConfigError as exc:
-            return start(400, str(exc), str(asked or ""))
+            return start(400, str(exc), str(asked or "")[:64])
         try:
             current = state(store_for(name), name)
         except ConfigError as exc:  # a damaged label file
@@ -117,24 +128,26 @@ def build_app(audit: Audit, annotator: str | None = None) -> Any:
             return error(str(exc), 500)
 
     async def api_label(request: Request) -> Response:
-        body = await request.body()
-        if len(body) > _MAX_BODY:
-            return error(f"the request body is over {_MAX_BODY} bytes")
         try:
-            data = json.loads(body.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            return error('expected a JSON object {"clip": ID, "label": "resolved" or "unresolved"}')
+            data = await server.read_json(request)
+        except server.Refused as exc:
+            return error(
+                exc.message if exc.status != 400 else f"{exc.message}; {_SHAPE}", exc.status
+            )
         if not isinstance(data, dict):
-            return error('expected a JSON object {"clip": ID, "label": "resolved" or "unresolved"}')
+            return error(_SHAPE)
+        unknown = sorted(set(data) - {"annotator", "clip", "label"})
+        if unknown:
+            return error(f"unknown fields {unknown}; {_SHAPE}")
         try:
             name = who(data.get("annotator"))
         except ConfigError as exc:
             return error(str(exc))
         clip, label = data.get("clip"), data.get("label")
         if not isinstance(clip, str) or clip not in audit.by_id:
-            return error(f"clip: {clip!r} is not a clip of this audit")
-        if label not in LABELS:
-            return error(f"label: expected resolved or unresolved, got {label!r}")
+            return error(f"clip: {clip!r} is not a clip of this audit"[:300])
+        if not isinstance(label, str) or label not in LABELS:
+            return error(f"label: expected resolved or unresolved, got {label!r}"[:300])
         try:
             store = store_for(name)
         except ConfigError as exc:
@@ -143,24 +156,33 @@ def build_app(audit: Audit, annotator: str | None = None) -> Any:
             store.add(clip, label)
         except LabelConflict as exc:
             return error(str(exc), 409, state=state(store, name))
+        except ConfigError as exc:  # the label file is no longer a regular file of the folder
+            return error(f"could not save the label ({exc})", 500)
         except OSError as exc:
             return error(f"could not save the label ({exc.strerror})", 500)
         return JSONResponse(state(store, name), headers=_NO_STORE)
 
     async def audio(request: Request) -> Response:
         file = request.path_params["file"]
-        clip = audit.by_id.get(file.partition(".")[0])
+        match = _AUDIO_FILE.fullmatch(file)
+        clip = audit.by_id.get(match[1]) if match else None
         if clip is None or clip.audio != f"audio/{file}":
             return error("no such clip audio", 404)
+        try:
+            data = audit.audio(clip.id)
+        except ConfigError:  # replaced by a link, a FIFO, a device or a huge file
+            return error("no such clip audio", 404)
         media = "audio/ogg" if file.endswith(".ogg") else "audio/wav"
-        return FileResponse(audit.folder / clip.audio, media_type=media)
+        return Response(data, media_type=media, headers=_NO_STORE)
 
     return Starlette(
         routes=[
-            Route("/", index),
-            Route("/api/state", api_state),
+            Route("/", index, methods=["GET"]),
+            Route("/api/state", api_state, methods=["GET"]),
             Route("/api/label", api_label, methods=["POST"]),
-            Route("/audio/{file}", audio),
+            Route("/audio/{file}", audio, methods=["GET"]),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
-        ]
+        ],
+        middleware=server.guard(allowed_hosts),
+        exception_handlers=server.error_handlers(),
     )

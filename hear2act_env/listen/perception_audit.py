@@ -28,7 +28,11 @@ so that the two members of a pair never follow each other. No correctness feedba
 torn write: reading ignores it and the writer cuts it off before appending. Any other bad line
 (not JSON, unknown clip, a clip labelled twice) is an error naming the file and line. The
 store only accepts the annotator's next clip, so resuming continues at the first unlabelled
-one and no clip is labelled twice.
+one and no clip is labelled twice; one ``hear2act audit`` at a time makes or serves a folder
+(``serving_lock``: ``labels.lock``, the runner's ``output_lock``). Every file of the folder
+(``clips.json``, labels, audio) is read only as a regular file inside it, not through a link
+as its last part, and up to a size cap (``clips.read_file_under``); JSON nests at most
+``jsonsafe.MAX_DEPTH`` deep.
 
 **Reference perceiver.** Chosen when the folder is made and stored there with its readings:
 ``auto`` (default) is the shipped model (``speech/data/reference_perceiver.json``, what the
@@ -49,25 +53,29 @@ one and the same class to every clip) it is undefined, reported as NaN ("n/a").
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import os
 import re
 import secrets
+import stat
 import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from hear2act_env import interrupts, jsonsafe
 from hear2act_env.atomic import atomic_write
 from hear2act_env.bootstrap import LEVEL, N_RESAMPLES, Estimate, draws, estimate
 from hear2act_env.errors import ConfigError
+from hear2act_env.listen.clips import MAX_CLIP_BYTES, open_file_under, read_file_under
 from hear2act_env.protocol.delivery import DELIVERY_LABELS, State
 from hear2act_env.speech.utterance import Utterance
 
@@ -86,6 +94,7 @@ __all__ = [
     "read_labels",
     "score_audit",
     "select_pairs",
+    "serving_lock",
 ]
 
 FORMAT = "hear2act-audit-v1"
@@ -99,6 +108,9 @@ DEFAULT_PERCEIVER = "auto"
 CLIPS_FILE = "clips.json"
 AUDIO_DIR = "audio"
 LABELS_DIR = "labels"
+#: The most bytes read of ``clips.json`` and of one label file.
+MAX_CLIPS_FILE = 64 * 1024 * 1024
+MAX_LABELS_FILE = 16 * 1024 * 1024
 SPLIT = "test"
 REALIZATION = "prosody"
 #: Paper, Table 11 (Qwen3-TTS clips), printed beside the scores.
@@ -269,8 +281,9 @@ class Audit:
                 f"{folder}: not an audit folder (no {CLIPS_FILE}); make one with "
                 f"hear2act audit --out {folder}"
             )
+        raw = read_file_under(path, folder, MAX_CLIPS_FILE)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = jsonsafe.loads(raw)
             if data.get("format") != FORMAT:
                 raise ValueError(f"format {data.get('format')!r}, expected {FORMAT!r}")
             clips = tuple(AuditClip.from_dict(c) for c in data["clips"])
@@ -283,16 +296,21 @@ class Audit:
                 clips,
                 str(data.get("created", "")),
             )
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
             raise ConfigError(f"{path}: not a readable audit clip set ({exc})") from None
         if len(audit.by_id) != len(clips) or len(clips) != audit.settings.get("clips"):
             raise ConfigError(f"{path}: clip ids repeat or do not match settings.clips")
         for c in clips:
-            if not (folder / c.audio).is_file():
-                raise ConfigError(
-                    f"{path}: the audio of clip {c.id} is missing ({folder / c.audio})"
-                )
+            try:
+                os.close(open_file_under(folder / c.audio, folder, max_bytes=MAX_CLIP_BYTES))
+            except ConfigError as exc:
+                raise ConfigError(f"{path}: the audio of clip {c.id} is unusable ({exc})") from None
         return audit
+
+    def audio(self, clip: str) -> bytes:
+        """The audio file of ``clip`` (a ``ConfigError`` unless it is a regular file of the
+        folder of at most ``MAX_CLIP_BYTES``)."""
+        return read_file_under(self.folder / self.by_id[clip].audio, self.folder, MAX_CLIP_BYTES)
 
     def order(self, annotator: str) -> list[str]:
         """The clip ids in ``annotator``'s listening order (stable; see the module docstring)."""
@@ -315,7 +333,7 @@ class Audit:
 
     def store(self, annotator: str) -> LabelStore:
         """The label store of ``annotator`` (a torn last line is cut off)."""
-        return LabelStore(self.labels_path(annotator), self.order(annotator))
+        return LabelStore(self.labels_path(annotator), self.order(annotator), self.folder)
 
     def annotators(self) -> list[str]:
         """Names with a label file, sorted."""
@@ -381,6 +399,7 @@ def _reference_model(
     return model, source
 
 
+@interrupts.cooperative()  # a signal stops it between clips, never inside the renderer
 def create_audit(
     folder: Path | str,
     *,
@@ -394,7 +413,8 @@ def create_audit(
     compress: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> Audit:
-    """Render a new clip set into ``folder`` (``clips.json`` is written last)."""
+    """Render a new clip set into ``folder`` (``clips.json`` is written last). SIGINT or
+    SIGTERM stops it between clips (``Interrupted``); a rerun makes the folder again."""
     from hear2act_env.listen.clips import encode_clip
     from hear2act_env.speech.cache import AudioCache
     from hear2act_env.speech.features import prosodic_features
@@ -417,6 +437,7 @@ def create_audit(
         progress(f"rendering {len(specs)} clips with {tts.name} into {folder / AUDIO_DIR}")
     made = []
     for spec in specs:
+        interrupts.raise_if_requested()  # a signal stops between clips (see create_audit)
         cid = clip_id(salt, spec.utterance)
         wave = cache.render(tts, spec.utterance)
         heard = bool(model.predict(prosodic_features(wave, tts.sample_rate)[None, :])[0])
@@ -454,6 +475,7 @@ def create_audit(
         "salt": salt,
         "clips": [c.to_dict() for c in made],
     }
+    interrupts.raise_if_requested()
     (folder / LABELS_DIR).mkdir(parents=True, exist_ok=True)
     atomic_write(folder / CLIPS_FILE, (json.dumps(data, indent=1) + "\n").encode("utf-8"))
     return audit
@@ -500,6 +522,35 @@ def open_or_create(
     return create_audit(folder, **settings, **create), True
 
 
+@contextlib.contextmanager
+def serving_lock(folder: Path | str) -> Iterator[None]:
+    """Hold the folder's lock (``labels.lock`` in it, the runner's ``output_lock``) while one
+    ``hear2act audit`` makes or serves it; a second one is a ``ConfigError`` naming the pid
+    that holds it."""
+    from hear2act_env.evaluation.runner import output_lock
+
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"--out: {folder} exists and is not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--out: cannot make {folder} ({exc.strerror})") from None
+    lock = folder / f"{LABELS_DIR}.lock"
+    if os.path.lexists(lock) and not stat.S_ISREG(os.lstat(lock).st_mode):
+        raise ConfigError(f"--out: {lock} is not a regular file; remove it")
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(output_lock(folder / LABELS_DIR, wait=False))
+        except ConfigError as exc:
+            holder = re.search(r"\(pid ([^)]*)\)", str(exc))
+            raise ConfigError(
+                f"--out: {folder} is served by another hear2act audit (pid "
+                f"{holder[1] if holder else '?'}); label there, or stop it first"
+            ) from None
+        yield
+
+
 # --- labels -------------------------------------------------------------------------------
 
 
@@ -507,12 +558,16 @@ class LabelConflict(ConfigError):
     """A label for a clip that is not the annotator's next one (labelled already, or ahead)."""
 
 
-def read_labels(path: Path, known: set[str] | dict[str, Any]) -> tuple[dict[str, str], int]:
+def read_labels(
+    path: Path, known: set[str] | dict[str, Any], folder: Path | None = None
+) -> tuple[dict[str, str], int]:
     """The labels of one file in order, and the byte length of its complete lines.
 
     A last line without a newline (a torn write) is left out; any other bad line is a
-    ``ConfigError`` naming ``path:line``."""
-    data = path.read_bytes()
+    ``ConfigError`` naming ``path:line``, and so is a file that is not a regular file inside
+    ``folder`` (default: its own folder) of at most ``MAX_LABELS_FILE`` bytes."""
+    path = Path(path)
+    data = read_file_under(path, path.parent if folder is None else folder, MAX_LABELS_FILE)
     end = data.rfind(b"\n") + 1
     labels: dict[str, str] = {}
     for lineno, raw in enumerate(data[:end].split(b"\n")[:-1], 1):
@@ -520,8 +575,8 @@ def read_labels(path: Path, known: set[str] | dict[str, Any]) -> tuple[dict[str,
             continue
         where = f"{path}:{lineno}"
         try:
-            rec = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            rec = jsonsafe.loads(raw)
+        except ValueError as exc:  # also UnicodeDecodeError and a nesting too deep
             raise ConfigError(f"{where}: not a JSON label line ({exc})") from None
         if (
             not isinstance(rec, dict)
@@ -540,20 +595,31 @@ def read_labels(path: Path, known: set[str] | dict[str, Any]) -> tuple[dict[str,
 
 
 class LabelStore:
-    """One annotator's labels: read on open (cutting off a torn last line), appended as given."""
+    """One annotator's labels: read on open (cutting off a torn last line), appended as given.
+    The file must be a regular file inside ``folder`` (default: its own folder), not a link."""
 
-    def __init__(self, path: Path, order: Sequence[str]) -> None:
+    def __init__(self, path: Path, order: Sequence[str], folder: Path | None = None) -> None:
         self.path = Path(path)
+        self.folder = self.path.parent if folder is None else Path(folder)
         self.order = list(order)
         self._known = set(self.order)
         self._lock = threading.Lock()
         self.labels: dict[str, str] = {}
         self.repaired = False
-        if self.path.exists():
-            self.labels, end = read_labels(self.path, self._known)
-            if end < self.path.stat().st_size:
-                os.truncate(self.path, end)
+        if os.path.lexists(self.path):
+            self.labels, end = read_labels(self.path, self._known, self.folder)
+            if end < self.path.lstat().st_size:
+                with self._open(os.O_WRONLY) as fd:
+                    os.ftruncate(fd, end)
                 self.repaired = True
+
+    @contextlib.contextmanager
+    def _open(self, flags: int) -> Iterator[int]:
+        fd = open_file_under(self.path, self.folder, flags)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
 
     @property
     def total(self) -> int:
@@ -582,10 +648,12 @@ class LabelStore:
                 "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             }
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "ab") as fh:
-                fh.write((json.dumps(record) + "\n").encode("utf-8"))
-                fh.flush()
-                os.fsync(fh.fileno())
+            line = (json.dumps(record) + "\n").encode("utf-8")
+            with self._open(os.O_WRONLY | os.O_APPEND | os.O_CREAT) as fd:
+                view = memoryview(line)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
             self.labels[clip] = label
 
 
@@ -787,7 +855,7 @@ def score_audit(folder: Path | str, resamples: int = N_RESAMPLES, seed: int = 0)
     audit = Audit.load(folder)
     labels = {}
     for name in audit.annotators():
-        got, _ = read_labels(audit.labels_path(name), audit.by_id)
+        got, _ = read_labels(audit.labels_path(name), audit.by_id, audit.folder)
         if got:
             labels[name] = got
     if not labels:

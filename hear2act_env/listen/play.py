@@ -26,11 +26,13 @@ JSON API: ``GET /api/state``; ``POST /api/act`` with ``{"act": 0-3, "option": 0-
 0-8}`` (the env's action space: ``option`` 0-based, shown as ``option + 1``; ``option`` is
 required for RECOMMEND, ``topic`` for ASK, others default to 0; the page also sends
 ``episode`` and ``turn`` so that a stale tab cannot act on a newer episode); ``POST /api/next``
-(leave an episode's outcome). Invalid input is HTTP 400 (415 without a JSON content type) with
-``{"error": message}``; an unexpected failure is a JSON 500 without a traceback. POSTs need
-``Content-Type: application/json``, which a foreign web page cannot send to 127.0.0.1 without
-a CORS preflight (never answered), and with a local ``--host`` the ``Host`` header must name
-it (no DNS rebinding).
+with ``{}`` (leave an episode's outcome). Invalid input is HTTP 400 with ``{"error": message}``
+(415 without a JSON content type, 413 for a body over 4 KB, read no further); an unexpected
+failure is a JSON 500 without a traceback. POSTs need ``Content-Type: application/json``, which
+a foreign web page cannot send to 127.0.0.1 without a CORS preflight (never answered); a
+request whose ``Origin`` is another site is refused (403), and with a local ``--host`` the
+``Host`` header must name it (no DNS rebinding). These checks are ``server.guard`` and
+``server.read_json``, shared with ``hear2act audit``.
 
 Episodes (``play_config``): one agent, realization and access condition, one run, over a
 fixed subset of the split: its scenarios in the order of ``sha256("hear2act-play|" + id)``,
@@ -53,7 +55,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import inspect
-import json
 import re
 import threading
 import time
@@ -64,18 +65,22 @@ from typing import Any
 
 import numpy as np
 
+from hear2act_env import interrupts
 from hear2act_env.conditions import Access, Condition
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import ConfigError, Hear2ActError, MissingExtraError
 from hear2act_env.evaluation.records import EpisodeKey, EpisodeRecord
 from hear2act_env.evaluation.runner import GridConfig, load_records, run_grid
+from hear2act_env.listen import server
 from hear2act_env.listen.clips import EncodedClip, encode_clip
+from hear2act_env.listen.server import LOCAL_HOSTS
 from hear2act_env.protocol.delivery import State
 from hear2act_env.protocol.engine import N_ACTS, N_OPTIONS, N_TOPICS, REALIZATIONS, Act
 
 __all__ = [
     "DEFAULT_EPISODES",
     "HUMAN_PREFIX",
+    "LOCAL_HOSTS",
     "HumanPolicy",
     "PlayInputError",
     "PlaySession",
@@ -99,7 +104,9 @@ OPEN_TOPIC = "anything else? (open question)"
 ACT_NAMES = {int(a): a.name.lower() for a in Act}
 #: Seconds ``POST /api/act`` waits for the env's reply before answering (the page polls on).
 ACT_WAIT = 15.0
-MAX_BODY = 4096
+MAX_BODY = server.MAX_BODY
+_NUMBER = re.compile(r"[0-9]{1,9}")
+_CLIP_FILE = re.compile(r"([0-9]{1,9})\.([a-z0-9]{1,8})")
 STATIC = Path(__file__).resolve().parent / "static"
 _DEFAULT_MAX_ACTIONS = inspect.signature(Hear2ActEnv.__init__).parameters["max_actions"].default
 _ASSISTANT, _USER = "Assistant: ", "User: "
@@ -462,7 +469,7 @@ class PlaySession:
     def _run(self) -> None:
         try:
             records = run_grid(self.config, self.output, self._factory, progress=False)
-        except PlayStopped:
+        except (PlayStopped, interrupts.Interrupted):  # the server stops (and says so)
             with self._cond:
                 self._awaiting = False
                 self._bump()
@@ -660,33 +667,23 @@ def parse_action(payload: Any, total: int | None = None) -> dict[str, int | None
     }
 
 
-#: ``Host`` names accepted when the app serves a loopback address.
-LOCAL_HOSTS = ("127.0.0.1", "localhost")
-
-
 def play_app(session: PlaySession, allowed_hosts: Sequence[str] | None = None) -> Any:
     """The Starlette app of ``session``: the page, the JSON API, the clips and the static
-    files. With ``allowed_hosts``, requests naming another ``Host`` are refused. The app's
-    shutdown stops the session."""
+    files. With ``allowed_hosts``, requests naming another ``Host`` are refused; a request
+    from another site's page (its ``Origin``) always is. The app's shutdown stops the session."""
     try:
         from starlette.applications import Starlette
         from starlette.concurrency import run_in_threadpool
-        from starlette.exceptions import HTTPException
-        from starlette.middleware import Middleware
-        from starlette.middleware.trustedhost import TrustedHostMiddleware
         from starlette.requests import Request
         from starlette.responses import HTMLResponse, JSONResponse, Response
         from starlette.routing import Mount, Route
         from starlette.staticfiles import StaticFiles
     except ImportError as exc:
         raise MissingExtraError("listen", exc.name or "starlette") from None
-    from hear2act_env.listen.server import templates
 
-    page = templates().get_template("play.html")
-    no_store = {"Cache-Control": "no-store"}
-
-    def error(status: int, message: str) -> JSONResponse:
-        return JSONResponse({"error": message}, status_code=status, headers=no_store)
+    page = server.templates().get_template("play.html")
+    no_store = server.NO_STORE
+    error = server.error_response
 
     async def index(request: Request) -> Response:
         html = page.render(
@@ -701,26 +698,11 @@ def play_app(session: PlaySession, allowed_hosts: Sequence[str] | None = None) -
     async def api_state(request: Request) -> Response:
         return JSONResponse(session.state(), headers=no_store)
 
-    async def body_of(request: Request) -> Any:
-        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if kind != "application/json":
-            raise _Refused(415, "expected a JSON body (Content-Type: application/json)")
-        size = request.headers.get("content-length")
-        if size is not None and (not size.isdigit() or int(size) > MAX_BODY):
-            raise _Refused(400, f"the body is too large (at most {MAX_BODY} bytes)")
-        data = await request.body()
-        if len(data) > MAX_BODY:
-            raise _Refused(400, f"the body is too large (at most {MAX_BODY} bytes)")
-        try:
-            return json.loads(data)
-        except (ValueError, UnicodeDecodeError):
-            raise _Refused(400, "the body is not valid JSON") from None
-
     async def api_act(request: Request) -> Response:
         try:
-            fields = parse_action(await body_of(request), len(session.keys))
+            fields = parse_action(await server.read_json(request), len(session.keys))
             session.post_action(**fields)  # type: ignore[arg-type]
-        except _Refused as exc:
+        except server.Refused as exc:
             return error(exc.status, exc.message)
         except PlayInputError as exc:
             return error(400, str(exc))
@@ -729,54 +711,43 @@ def play_app(session: PlaySession, allowed_hosts: Sequence[str] | None = None) -
 
     async def api_next(request: Request) -> Response:
         try:
+            if await server.read_json(request) != {}:
+                raise PlayInputError("expected the JSON object {}")
             session.next_episode()
+        except server.Refused as exc:
+            return error(exc.status, exc.message)
         except PlayInputError as exc:
             return error(400, str(exc))
         await run_in_threadpool(session.wait_settled, ACT_WAIT)
         return JSONResponse(session.state(), headers=no_store)
 
     async def audio(request: Request) -> Response:
-        params = request.path_params
-        clip = session.clip(params["episode"], params["turn"])
-        if clip is None or params["ext"] != clip.extension:
+        number, name = request.path_params["episode"], request.path_params["file"]
+        match = _CLIP_FILE.fullmatch(name)
+        clip = (
+            session.clip(int(number), int(match[1]))
+            if match is not None and _NUMBER.fullmatch(number)
+            else None
+        )
+        if clip is None or match[2] != clip.extension:  # type: ignore[index]
             return error(404, "no such clip in the episode on the page")
         return Response(clip.data, media_type=clip.mime, headers=no_store)
-
-    async def http_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, HTTPException)
-        return error(exc.status_code, str(exc.detail))
-
-    async def server_error(request: Request, exc: Exception) -> Response:
-        return error(500, f"internal error ({type(exc).__name__}); see the terminal")
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
         yield
         await run_in_threadpool(session.stop)
 
-    middleware = (
-        [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))]
-        if allowed_hosts
-        else []
-    )
     return Starlette(
         routes=[
-            Route("/", index),
+            Route("/", index, methods=["GET"]),
             Route("/api/state", api_state, methods=["GET"]),
             Route("/api/act", api_act, methods=["POST"]),
             Route("/api/next", api_next, methods=["POST"]),
-            Route("/audio/{episode:int}/{turn:int}.{ext}", audio, methods=["GET"]),
+            Route("/audio/{episode}/{file}", audio, methods=["GET"]),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],
-        middleware=middleware,
-        exception_handlers={HTTPException: http_error, Exception: server_error},
+        middleware=server.guard(allowed_hosts),
+        exception_handlers=server.error_handlers(),
         lifespan=lifespan,
     )
-
-
-class _Refused(Exception):
-    """A request the API turns away before reading its action."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status, self.message = status, message

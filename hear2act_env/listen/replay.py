@@ -9,17 +9,25 @@ what the original run drew whatever its access condition, then says per turn wha
 condition showed. It checks the replay against the record (actions, final option, success)
 and refuses to show an episode it cannot reproduce (``ReplayError``: a record from another
 bank or version, or a hand-edited file).
+
+Results folders are shared, so a manifest is data, never code: ``RunSettings`` keeps only the
+env settings it can check, a renderer only by a shipped name, and files only to read; the
+renderer and the audio cache of anything else come from the viewer's own command line.
 """
 
 from __future__ import annotations
 
-import json
+import os
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
+from hear2act_env import jsonsafe
+from hear2act_env.boundedio import UnreadableFile, read_regular_fd
 from hear2act_env.conditions import Condition
 from hear2act_env.errors import Hear2ActError
 from hear2act_env.evaluation.records import EpisodeRecord
@@ -27,11 +35,13 @@ from hear2act_env.protocol.delivery import State
 from hear2act_env.protocol.scenario import Scenario
 
 __all__ = [
+    "ENV_KWARGS",
     "OptionTruth",
     "Replay",
     "ReplayError",
     "ReplayTurn",
     "RunSettings",
+    "read_regular",
     "replay_episode",
 ]
 
@@ -42,35 +52,236 @@ class ReplayError(Hear2ActError):
     """A record that cannot be replayed (no action trace, or a replay that differs from it)."""
 
 
+#: The most a viewer reads of a manifest, a scenario file or a perceiver model (bytes).
+MAX_MANIFEST_BYTES = 1 << 20
+MAX_SIDE_FILE_BYTES = 64 << 20
+
+#: Why a manifest setting keeps its episodes from being replayed: one the viewer's own command
+#: line can replace (``renderer``, ``audio_cache``), one that only the voice-inferred conditions
+#: use (``perceiver``), or one nothing lifts (``other``).
+RefusalKind = Literal["renderer", "audio_cache", "perceiver", "other"]
+
+
+def _number(low: float, high: float, *, low_open: bool = False) -> Callable[[Any], bool]:
+    def check(value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        above = low < value if low_open else low <= value
+        return above and value <= high  # False for nan and inf; exact for a huge integer
+
+    return check
+
+
+def _integer(low: int, high: int) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and low <= v <= high
+
+
+#: Env settings a manifest may carry into a replay: name -> (check, what is expected). Anything
+#: else (``audio_cache``, ``scenarios``, ``access``, an unknown name) is refused; ``renderer``
+#: is taken only as a shipped renderer's name (``speech.renderers.RENDERERS``).
+ENV_KWARGS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "allow_clarify": (lambda v: isinstance(v, bool), "true or false"),
+    "turn_cost": (_number(0.0, 1e6), "a finite number >= 0"),
+    "max_actions": (_integer(1, 10_000), "an integer in [1, 10000]"),
+    "prosody_strength": (_number(0.0, 2.0), "a number in [0, 2]"),
+    "max_audio_seconds": (_number(0.0, 120.0, low_open=True), "a number in (0, 120]"),
+}
+
+
+def read_regular(path: str | Path, limit: int) -> bytes:
+    """The bytes of the regular file at ``path`` if it holds at most ``limit`` (a ``ValueError``
+    otherwise, an ``OSError`` when it cannot be opened). A FIFO, a device or a socket is never
+    read: the file is opened without blocking and checked before any read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        return read_regular_fd(fd, limit)
+    except UnreadableFile as exc:
+        raise ValueError(f"{path} is {exc}") from None
+    finally:
+        os.close(fd)
+
+
+def _short(value: Any, width: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _side_file(raw: Any, base: Path, field: str, suffixes: tuple[str, ...]) -> str:
+    """A file a manifest names, to read only: relative paths are taken from ``base`` (the
+    results file's folder), and it must be a regular file with one of ``suffixes``."""
+    if not isinstance(raw, str) or not raw or "\0" in raw or len(raw) > 4096:
+        raise ValueError(f"{field}: got {_short(raw)}, expected a path to a file")
+    path = Path(raw)
+    path = path if path.is_absolute() else base / path
+    if path.suffix.lower() not in suffixes:
+        raise ValueError(
+            f"{field}: got {_short(raw)}, expected a {' or '.join(suffixes)} file; the viewer "
+            "reads no other file a manifest names"
+        )
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise ValueError(
+            f"{field}: {path} (from {_short(raw)}, taken from the results' folder) cannot be "
+            f"read ({type(exc).__name__})"
+        ) from None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SIDE_FILE_BYTES:
+        raise ValueError(
+            f"{field}: {path} is not a regular file of at most {MAX_SIDE_FILE_BYTES} bytes"
+        )
+    return str(path.absolute())
+
+
 @dataclass(frozen=True)
 class RunSettings:
-    """What a results file's manifest says about the env its episodes ran in."""
+    """What a results file's manifest says about the env its episodes ran in, checked.
+
+    A manifest comes with results from anywhere, so nothing in it is imported, executed or
+    written to: ``env_kwargs`` keeps only the settings of ``ENV_KWARGS`` and a shipped
+    renderer's name, ``scenario_file`` and ``perceiver`` are files to read (relative paths taken
+    from the results file's folder), and whatever else it names lands in ``refused``, which
+    keeps its episodes from being replayed (``replay_episode`` says why).
+    """
 
     split: str = "all"
     scenario_file: str | None = None
     env_kwargs: tuple[tuple[str, Any], ...] = ()
+    perceiver: str | None = None  # a reference perceiver model file (None: the shipped one)
+    refused: tuple[tuple[RefusalKind, str], ...] = ()
 
     @classmethod
     def of_results(cls, results: str | Path) -> RunSettings:
-        """The settings in ``results``' manifest (defaults when it has none)."""
+        """The settings in ``results``' manifest (defaults when it has none); never raises."""
         path = Path(results).with_suffix(".manifest.json")
-        if not path.exists():
-            return cls()
         try:
-            config = json.loads(path.read_text(encoding="utf-8"))["config"]
-            kwargs = config.get("env_kwargs") or {}
-            if not isinstance(kwargs, dict):
-                raise TypeError("env_kwargs is not an object")
+            path.lstat()
+        except FileNotFoundError:
+            return cls()
+        except OSError as exc:
+            return cls(refused=(("other", f"manifest {path}: unreadable ({exc})"),))
+        try:
+            manifest = jsonsafe.loads(read_regular(path, MAX_MANIFEST_BYTES))
+            if not isinstance(manifest, dict) or not isinstance(manifest.get("config"), dict):
+                raise ValueError("expected an object with a 'config' object")
+        except (OSError, ValueError) as exc:
             return cls(
-                split=str(config.get("split", "all")),
-                scenario_file=config.get("scenario_file"),
-                env_kwargs=tuple(sorted(kwargs.items())),
+                refused=(
+                    (
+                        "other",
+                        f"manifest {path}: unreadable ({type(exc).__name__}: {exc}); expected "
+                        "the manifest that hear2act eval wrote beside its results",
+                    ),
+                )
             )
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ReplayError(
-                f"manifest: {path} is unreadable ({type(exc).__name__}: {exc}); expected the "
-                "manifest that hear2act eval wrote beside its results"
-            ) from None
+        return cls._of_config(manifest["config"], path, Path(results).parent)
+
+    @classmethod
+    def _of_config(cls, config: dict[str, Any], path: Path, base: Path) -> RunSettings:
+        from hear2act_env.conditions import SPLIT_CHOICES
+        from hear2act_env.speech.renderers import RENDERERS, shipped_perceiver
+
+        refused: list[tuple[RefusalKind, str]] = []
+        where = f"manifest {path}"
+        split = config.get("split", "all")
+        if split not in SPLIT_CHOICES:
+            refused.append(
+                ("other", f"{where}: split {_short(split)}, expected one of {list(SPLIT_CHOICES)}")
+            )
+            split = "all"
+        scenario_file = config.get("scenario_file")
+        if scenario_file is not None:
+            try:
+                scenario_file = _side_file(
+                    scenario_file, base, "scenario_file", (".json", ".jsonl")
+                )
+            except ValueError as exc:
+                refused.append(("other", f"{where}: {exc}"))
+                scenario_file = None
+        perceiver = config.get("perceiver")
+        if perceiver is not None:
+            shipped = shipped_perceiver(perceiver) if isinstance(perceiver, str) else None
+            try:
+                perceiver = (
+                    str(shipped)
+                    if shipped
+                    else _side_file(perceiver, base, "perceiver", (".json",))
+                )
+            except ValueError as exc:
+                refused.append(("perceiver", f"{where}: {exc}"))
+                perceiver = None
+        raw = config.get("env_kwargs") or {}
+        kwargs: dict[str, Any] = {}
+        if not isinstance(raw, dict):
+            refused.append(("other", f"{where}: env_kwargs is {_short(raw)}, expected an object"))
+            raw = {}
+        for name, value in sorted(raw.items()):
+            if name == "renderer":
+                if isinstance(value, str) and value in RENDERERS:
+                    kwargs[name] = value
+                else:
+                    refused.append(
+                        (
+                            "renderer",
+                            f"{where}: env_kwargs.renderer is {_short(value)}; the viewer makes "
+                            f"only {' or '.join(RENDERERS)} on its own, never imports what a "
+                            "manifest names (pass --renderer SPEC to hear2act view to replay "
+                            "these episodes with a renderer you trust)",
+                        )
+                    )
+            elif name == "audio_cache":
+                if value not in (None, True, False):  # a path: the viewer never writes there
+                    refused.append(
+                        (
+                            "audio_cache",
+                            f"{where}: env_kwargs.audio_cache is {_short(value)}; the viewer "
+                            "never writes where a manifest says (pass --audio-cache DIR to "
+                            "hear2act view to replay these episodes with a cache of your own)",
+                        )
+                    )
+            elif name in ENV_KWARGS:
+                check, expected = ENV_KWARGS[name]
+                if check(value):
+                    kwargs[name] = value
+                else:
+                    refused.append(
+                        (
+                            "other",
+                            f"{where}: env_kwargs.{name} is {_short(value)}, expected {expected}",
+                        )
+                    )
+            else:
+                refused.append(
+                    (
+                        "other",
+                        f"{where}: env_kwargs.{_short(name, 40)} is not a setting the viewer "
+                        f"replays (expected {', '.join(sorted([*ENV_KWARGS, 'renderer']))})",
+                    )
+                )
+        return cls(
+            split=split,
+            scenario_file=scenario_file,
+            env_kwargs=tuple(kwargs.items()),
+            perceiver=perceiver,
+            refused=tuple(refused),
+        )
+
+    def problem(
+        self,
+        condition: Condition | None = None,
+        *,
+        renderer: bool = False,
+        audio_cache: bool = False,
+    ) -> str | None:
+        """Why episodes of ``condition`` cannot be replayed under these settings (None: they
+        can); ``renderer``/``audio_cache``: the viewer was given its own, which lifts the
+        manifest's."""
+        for kind, reason in self.refused:
+            if (kind == "renderer" and renderer) or (kind == "audio_cache" and audio_cache):
+                continue
+            if kind == "perceiver" and condition is not None and condition.perception is None:
+                continue
+            return reason
+        return None
 
 
 @dataclass(frozen=True)
@@ -115,23 +326,28 @@ class Replay:
         return self.record.key.as_condition()
 
 
-def _env(record: EpisodeRecord, settings: RunSettings) -> Any:
+def _env(
+    record: EpisodeRecord, settings: RunSettings, renderer: Any, audio_cache: str | Path | None
+) -> Any:
     from hear2act_env.env import Hear2ActEnv
 
     condition = record.key.as_condition()
     kwargs = dict(settings.env_kwargs)
+    if renderer is not None:
+        kwargs["renderer"] = renderer
     env = Hear2ActEnv(
         realization=record.key.realization,  # type: ignore[arg-type]
         access="A+T+S",
         state_fidelity=condition.fidelity,
         split=settings.split,  # type: ignore[arg-type]
         scenarios=settings.scenario_file,
+        audio_cache=audio_cache,
         **kwargs,
     )
     if condition.perception == "reference":
         from hear2act_env.wrappers.inferred_state import InferredState
 
-        return InferredState(env, keep_audio=True)
+        return InferredState(env, model_path=settings.perceiver, keep_audio=True)
     return env
 
 
@@ -158,20 +374,51 @@ def _user(env: Any, obs: dict[str, Any], condition: Condition) -> ReplayTurn:
     )
 
 
-def replay_episode(record: EpisodeRecord, settings: RunSettings | None = None) -> Replay:
-    """Replay ``record`` (its run's env settings: ``settings``, default the defaults)."""
-    from hear2act_env.protocol.realizer import assistant_line, opening_line
+def replay_episode(
+    record: EpisodeRecord,
+    settings: RunSettings | None = None,
+    *,
+    renderer: Any = None,
+    audio_cache: str | Path | None = None,
+) -> Replay:
+    """Replay ``record`` (its run's env settings: ``settings``, default the defaults).
 
+    ``renderer`` (a spec or a renderer object) and ``audio_cache`` (a folder) are the viewer's
+    own, given by the person who runs it: they replace what the manifest names. Any failure (a
+    refused manifest setting, an unknown scenario, a bad seed, a trace this env does not
+    reproduce) is a ``ReplayError`` that names the episode.
+    """
     settings = settings or RunSettings()
+    try:
+        name = record.key.id()
+        condition = record.key.as_condition()
+    except Exception as exc:  # noqa: BLE001 - a hand-edited key
+        raise ReplayError(f"episode {_short(record.key)}: bad key ({exc})") from None
     if record.error is not None:
-        raise ReplayError(f"episode {record.key.id()} has no result ({record.error})")
+        raise ReplayError(f"episode {name} has no result ({record.error})")
     if not record.steps:
         raise ReplayError(
-            f"episode {record.key.id()}: its record has no action trace (written before "
+            f"episode {name}: its record has no action trace (written before "
             "hear2act-env 0.2); run the grid again to view it"
         )
-    condition = record.key.as_condition()
-    env = _env(record, settings)
+    problem = settings.problem(
+        condition, renderer=renderer is not None, audio_cache=audio_cache is not None
+    )
+    if problem is not None:
+        raise ReplayError(f"episode {name}: not replayed: {problem}")
+    try:
+        return _replay(record, condition, _env(record, settings, renderer, audio_cache))
+    except ReplayError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a record from elsewhere must not stop the viewer
+        raise ReplayError(
+            f"episode {name}: cannot be replayed ({type(exc).__name__}: {_short(str(exc), 300)})"
+        ) from None
+
+
+def _replay(record: EpisodeRecord, condition: Condition, env: Any) -> Replay:
+    from hear2act_env.protocol.realizer import assistant_line, opening_line
+
     try:
         obs, info = env.reset(seed=record.seed, options={"scenario": record.key.scenario})
         scenario: Scenario = env.unwrapped.scenario

@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from hear2act_env import jsonsafe
 from hear2act_env.atomic import atomic_write
 from hear2act_env.errors import Hear2ActError, ScenarioError
 from hear2act_env.protocol.scenario import Scenario
@@ -116,12 +117,14 @@ def _json(text: str, where: str, whole_file: bool = False) -> object:
     """``json.loads`` whose every failure (bad syntax, absurd nesting, a number too long to
     convert) is a ``ScenarioError`` naming ``where`` (and the line, for a ``whole_file``)."""
     try:
-        return json.loads(text)
+        return jsonsafe.loads(text)
     except json.JSONDecodeError as exc:
         line = f":{exc.lineno}" if whole_file else ""
         raise ScenarioError(f"{where}{line}: invalid JSON: {exc.msg}") from None
-    except RecursionError:
-        raise ScenarioError(f"{where}: invalid JSON: nested too deeply") from None
+    except jsonsafe.JSONDepthError:
+        raise ScenarioError(
+            f"{where}: invalid JSON: nested too deeply (over {jsonsafe.MAX_DEPTH} levels)"
+        ) from None
     except ValueError as exc:  # e.g. an integer of thousands of digits
         raise ScenarioError(f"{where}: invalid JSON: {exc}") from None
 

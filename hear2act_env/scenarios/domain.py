@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from hear2act_env import jsonsafe
 from hear2act_env.errors import DomainError
 from hear2act_env.protocol.jsonmodel import from_jsonable
 from hear2act_env.protocol.scenario import Better, Budget, Expertise, Urgency
@@ -139,9 +140,11 @@ def load_domain(path: str | Path) -> Domain:
     """Parse one domain file, failing with the file, the field and what was expected."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsonsafe.load_file(path)
     except json.JSONDecodeError as exc:
         raise DomainError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    except (OSError, ValueError) as exc:  # unreadable, not UTF-8, nested too deeply
+        raise DomainError(f"{path}: not a readable domain file ({exc})") from None
     return from_jsonable(Domain, data, f"{path}", DomainError)
 
 

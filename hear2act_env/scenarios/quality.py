@@ -7,10 +7,10 @@
 from __future__ import annotations
 
 import functools
-import json
 import re
 from pathlib import Path
 
+from hear2act_env import jsonsafe
 from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.scenarios.domain import Domain, DomainAttribute, NeedOption
 
@@ -27,7 +27,7 @@ _LEVEL_CODE = re.compile(r"\(([A-Za-z]{2,6})\)")
 def sgd_index() -> dict[str, dict]:
     """SGD services (name -> description and slots) shipped with the package."""
     path = Path(__file__).parent / "sgd_index.json"
-    return json.loads(path.read_text(encoding="utf-8"))["services"]
+    return jsonsafe.load_file(path)["services"]
 
 
 def sgd_slots() -> dict[str, list[str]]:

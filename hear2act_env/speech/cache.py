@@ -9,9 +9,13 @@ memory or the renderer, and ``speak`` gives the same waveform without a cache. E
 ``root/<key[:2]>/<key>.h2a``; each is written to a temporary file in
 the same folder and moved into place with ``os.replace`` (atomic), and carries a header with
 the key, the sample count and rate and a CRC-32 of the samples (cheap to check on every read),
-so a corrupt or truncated entry is detected, re-rendered and rewritten, never served. A cache
-that cannot be written (read-only, not a folder, a full disk) warns once and renders on without
-storing new entries; what it already holds is still read.
+so a corrupt or truncated entry is detected, re-rendered and rewritten, never served. An entry
+is read only when it is a regular file (opened without following links, through fan-out folders
+that are not links either, so never from outside the cache folder) of at most
+``MAX_ENTRY_BYTES``: a link, FIFO, device or oversized file in its place is a miss, re-rendered
+and replaced atomically; a folder in its place (or at its fan-out folder) is a miss that is not
+stored (``CacheStats.unstored``). A cache that cannot be written (read-only, not a folder, a full
+disk) warns once and renders on without storing new entries; what it already holds is still read.
 
 The default folder is ``$HEAR2ACT_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/hear2act-env/audio``,
 else ``~/.cache/hear2act-env/audio``; an explicit ``root`` argument wins over all of them.
@@ -19,9 +23,11 @@ else ``~/.cache/hear2act-env/audio``; an explicit ``root`` argument wins over al
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import stat
 import struct
 import threading
 import warnings
@@ -33,16 +39,21 @@ from pathlib import Path
 import numpy as np
 
 from hear2act_env.atomic import atomic_write
+from hear2act_env.boundedio import UnreadableFile, read_regular_fd
 from hear2act_env.errors import ConfigError
 from hear2act_env.speech.utterance import Renderer, Utterance
 
 __all__ = [
+    "MAX_ENTRY_BYTES",
     "AudioCache",
+    "CacheEntryError",
     "CacheStats",
     "CachedRenderer",
     "cache_key",
     "default_cache_dir",
     "pcm16_roundtrip",
+    "read_entry",
+    "slot_problem",
     "speak",
 ]
 
@@ -51,6 +62,106 @@ _HEADER = struct.Struct("<8s32sQII")  # magic, key, n_samples, sample_rate, crc3
 _FORMAT = 2  # 2: 16-bit PCM entries (1: float32)
 #: Full scale of the 16-bit entries: a sample ``x`` is stored as ``round(x * PCM_SCALE)``.
 PCM_SCALE = 32767.0
+#: The largest entry read (over half an hour of 16 kHz audio); a larger file is not an entry.
+MAX_ENTRY_BYTES = 64 << 20
+
+
+class CacheEntryError(OSError):
+    """Something other than a regular file of bounded size sits where a cache entry goes."""
+
+
+_READ_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)  # a FIFO opens at once (and is then refused), never blocks
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_WALK_AT = (
+    os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY")
+)
+
+
+def _check_parts(parts: tuple[str, ...]) -> None:
+    for part in parts:
+        if not part or part in (".", "..") or "/" in part or os.sep in part:
+            raise ValueError(f"cache entry name {part!r} is not a plain file name")
+
+
+def _open_entry(root: Path, parts: tuple[str, ...]) -> int:
+    """A read-only descriptor of ``root/parts...``, following no link below ``root``."""
+    if _WALK_AT:
+        dir_fd = os.open(root, _DIR_FLAGS)
+        try:
+            for part in parts[:-1]:
+                inner = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=dir_fd)
+                os.close(dir_fd)
+                dir_fd = inner
+            return os.open(parts[-1], _READ_FLAGS, dir_fd=dir_fd)
+        finally:
+            os.close(dir_fd)
+    path = root
+    for part in parts[:-1]:  # no openat here: refuse linked fan-out folders by lstat
+        path = path / part
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            raise CacheEntryError(errno.ENOTDIR, "not a plain folder", str(path))
+    path = path / parts[-1]
+    if stat.S_ISLNK(os.lstat(path).st_mode):
+        raise CacheEntryError(errno.ELOOP, "a link in place of a cache entry", str(path))
+    return os.open(path, _READ_FLAGS)
+
+
+def read_entry(
+    root: str | os.PathLike[str], parts: tuple[str, ...], max_bytes: int
+) -> bytes | None:
+    """The bytes of the cache entry ``root/parts...``, or None when there is none.
+
+    The entry must be a regular file of at most ``max_bytes``, reached through plain folders
+    (no link below ``root``; ``root`` itself is the user's choice); anything else raises
+    ``CacheEntryError`` (an ``OSError``) at once, without reading it: a link (to ``/dev/zero``
+    or out of the cache), a FIFO, a device, a folder, an oversized file.
+    """
+    _check_parts(parts)
+    where = str(Path(root, *parts))
+    try:
+        fd = _open_entry(Path(root), parts)
+    except FileNotFoundError:
+        return None
+    except CacheEntryError:
+        raise
+    except OSError as exc:  # ELOOP (a link), ENOTDIR (a file as fan-out folder), EISDIR, EACCES
+        raise CacheEntryError(exc.errno, exc.strerror or "cannot be opened", where) from None
+    try:
+        return read_regular_fd(fd, max_bytes)
+    except UnreadableFile as exc:
+        raise CacheEntryError(errno.EINVAL, str(exc), where) from None
+    finally:
+        os.close(fd)
+
+
+def slot_problem(root: str | os.PathLike[str], parts: tuple[str, ...]) -> str | None:
+    """Why an entry cannot be written at ``root/parts...`` (None: it can be tried): a fan-out
+    folder that is a link or not a folder, or a folder where the entry goes. A link, FIFO or
+    file at the entry itself is no problem: the atomic write replaces it; nor is a cache folder
+    that cannot be used at all (the write fails and says so)."""
+    _check_parts(parts)
+    path = Path(root)
+    for part in parts[:-1]:
+        path = path / part
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:  # missing: made by the write; else (root a file...) the write fails
+            return None
+        if not stat.S_ISDIR(mode):
+            return f"{path} is not a plain folder"
+    try:
+        mode = os.lstat(path / parts[-1]).st_mode
+    except OSError:
+        return None
+    if stat.S_ISDIR(mode):
+        return f"{path / parts[-1]} is a folder"
+    return None
 
 
 def _to_pcm16(wave: np.ndarray) -> np.ndarray:
@@ -107,7 +218,8 @@ class CacheStats:
     memory_hits: int = 0
     disk_hits: int = 0
     misses: int = 0
-    corrupt: int = 0
+    corrupt: int = 0  # entries refused (bad header or CRC, or not a regular file): re-rendered
+    unstored: int = 0  # renders not stored: a folder (or a linked folder) holds their place
 
 
 class AudioCache:
@@ -134,7 +246,42 @@ class AudioCache:
 
     def path_for(self, key: str) -> Path:
         """Where the entry of ``key`` lives."""
-        return self.root / key[:2] / f"{key}.h2a"
+        return self.root.joinpath(*self._parts(key))
+
+    @staticmethod
+    def _parts(key: str) -> tuple[str, str]:
+        return key[:2], f"{key}.h2a"
+
+    def entry_problem(self, key: str, sample_rate: int) -> str | None:
+        """Why the disk holds no usable entry for ``key`` (None: it does): ``missing``,
+        ``not a regular file`` (a link, folder, FIFO or oversized file in its place) or
+        ``corrupt``. Reads the header only (the sizes must agree; the CRC is checked on use)."""
+        try:
+            fd = _open_entry(self.root, self._parts(key))
+        except FileNotFoundError:
+            return "missing"
+        except OSError:
+            return "not a regular file"
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
+                return "not a regular file"
+            head = os.read(fd, _HEADER.size)
+        except OSError:
+            return "not a regular file"
+        finally:
+            os.close(fd)
+        if len(head) < _HEADER.size:
+            return "corrupt"
+        magic, stored_key, n, rate, _ = _HEADER.unpack(head)
+        if (
+            magic != _MAGIC
+            or stored_key != bytes.fromhex(key)
+            or rate != sample_rate
+            or info.st_size != _HEADER.size + 2 * n
+        ):
+            return "corrupt"
+        return None
 
     def render(
         self, renderer: Renderer, utt: Utterance, copy: bool = True, key: str | None = None
@@ -184,13 +331,12 @@ class AudioCache:
         return stored
 
     def _read(self, key: str, sample_rate: int) -> np.ndarray | None:
-        path = self.path_for(key)
         try:
-            blob = path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError:
+            blob = read_entry(self.root, self._parts(key), MAX_ENTRY_BYTES)
+        except OSError:  # CacheEntryError included: not a regular file, too large, unreadable
             return self._corrupt()
+        if blob is None:
+            return None
         if len(blob) < _HEADER.size:
             return self._corrupt()
         magic, stored_key, n, rate, digest = _HEADER.unpack_from(blob)
@@ -221,6 +367,10 @@ class AudioCache:
             zlib.crc32(payload),
         )
         if not self._writable:
+            return
+        if slot_problem(self.root, self._parts(key)) is not None:
+            with self._lock:
+                self.stats.unstored += 1
             return
         try:
             atomic_write(path, header + payload)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hear2act_env import jsonsafe
+from hear2act_env.atomic import atomic_write
 from hear2act_env.errors import ConfigError
 from hear2act_env.protocol.delivery import STATE_OF_DELIVERY
 from hear2act_env.speech.cache import AudioCache, speak
@@ -112,6 +114,8 @@ class LogisticModel:
     @classmethod
     def from_dict(cls, data: dict) -> LogisticModel:
         """Inverse of ``to_dict``."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"not a hear2act logistic model: a JSON {type(data).__name__}")
         if data.get("kind") != "hear2act-logistic-v1":
             raise ConfigError(f"not a hear2act logistic model: kind={data.get('kind')!r}")
         names = tuple(data["feature_names"])
@@ -121,13 +125,14 @@ class LogisticModel:
         return cls(*arrays, float(data["bias"]), names, float(data.get("l2", 1.0)))
 
     def save(self, path: Path | str) -> None:
-        """Write the model as JSON."""
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        """Write the model as JSON (atomically: an interrupted save leaves no torn file)."""
+        atomic_write(path, (json.dumps(self.to_dict(), indent=2) + "\n").encode("utf-8"))
 
     @classmethod
     def load(cls, path: Path | str) -> LogisticModel:
-        """Read a model written by ``save``."""
-        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+        """Read a model written by ``save`` (a file nested too deeply: ``JSONDepthError``, a
+        ``ValueError``)."""
+        return cls.from_dict(jsonsafe.load_file(path))
 
 
 def _sigmoid(t: np.ndarray) -> np.ndarray:

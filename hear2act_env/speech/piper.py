@@ -68,6 +68,7 @@ from typing import Any
 
 import numpy as np
 
+from hear2act_env import jsonsafe
 from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.errors import ConfigError, Hear2ActError, MissingExtraError
 from hear2act_env.speech.prosody import (
@@ -364,7 +365,7 @@ class _Voice:
         ort = _import("onnxruntime")
         piper = _import("piper")
         _import("parselmouth")
-        config = piper.PiperConfig.from_dict(json.loads(config_path.read_text(encoding="utf-8")))
+        config = piper.PiperConfig.from_dict(jsonsafe.load_file(config_path))
         try:
             model, self.duration_output = with_duration_output(model_path.read_bytes())
         except (OSError, ValueError, IndexError) as exc:
@@ -630,7 +631,7 @@ class PiperRenderer:
         if not config.is_file():
             raise ConfigError(f"config_path: {config} is not a file (the voice's .onnx.json)")
         try:
-            data = json.loads(config.read_text(encoding="utf-8"))
+            data = jsonsafe.load_file(config)
             rate = int(data["audio"]["sample_rate"])
             data["phoneme_id_map"][" "]  # noqa: B018 - word boundaries need the space phoneme
         except (OSError, ValueError, KeyError, TypeError) as exc:

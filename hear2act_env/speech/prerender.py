@@ -44,6 +44,13 @@ def utterances(
 DEFAULT_MAX_SAMPLES = 15 * SAMPLE_RATE
 
 
+def _ignore_sigint() -> None:
+    """A render worker leaves SIGINT to its parent, which terminates the pool."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _render_part(args: tuple[list[Utterance], str | None, bool, str]) -> tuple[float, int]:
     utts, root, features, renderer_spec = args
     cache = AudioCache(root, memory_items=0)
@@ -89,7 +96,8 @@ def prerender(
     seconds = 0.0
     misses = done = 0
     ctx = mp.get_context("spawn")
-    with ctx.Pool(workers) if workers > 1 else _Inline() as pool:
+    pool_of = ctx.Pool(workers, initializer=_ignore_sigint) if workers > 1 else _Inline()
+    with pool_of as pool:
         for sec, miss in pool.imap_unordered(
             _render_part, [(p, root, features, renderer) for p in parts]
         ):

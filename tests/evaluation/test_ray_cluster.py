@@ -240,3 +240,47 @@ def test_cluster_through_the_cli(cluster, serial_run, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Traceback" not in done.stderr
     assert lines(tmp_path / "results.jsonl") == lines(serial_run)
+
+
+@pytest.mark.parametrize("answer", [b"", b"HTTP/1.1 400 Bad Request\r\n\r\n", b"SSH-2.0-x\r\n"])
+def test_an_open_port_that_is_not_ray_fails_within_20_s(tmp_path, capsys, answer):
+    """A port where something else listens (silent, an HTTP/1 server, another protocol) is a
+    one-line error, not a ``ray.init`` that waits for minutes."""
+    import threading
+
+    if ray.is_initialized():
+        ray.shutdown()
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    listener.settimeout(0.2)
+    stop = threading.Event()
+    held = []
+
+    def serve():
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            held.append(conn)  # kept open (and silent after its answer) until the test ends
+            if answer:
+                conn.sendall(answer)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    address = f"127.0.0.1:{listener.getsockname()[1]}"
+    argv = ["eval", "--agents", "prober", "--scenarios", IDS[0], "--out", str(tmp_path)]
+    start = time.time()
+    try:
+        code = main(argv + ["--backend", "ray", "--ray-address", address, "--no-plots"])
+    finally:
+        stop.set()
+        thread.join(5)
+        listener.close()
+        for conn in held:
+            conn.close()
+    assert code == 2 and time.time() - start < 20
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("hear2act: error: ray address: cannot ") and address in err
+    assert "\n" not in err and not ray.is_initialized()

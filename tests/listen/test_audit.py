@@ -345,7 +345,7 @@ def test_cli_out_makes_then_reopens_and_serves(tmp_path, monkeypatch, capsys):
     from hear2act_env.listen import server
 
     served = []
-    monkeypatch.setattr(server, "serve", lambda app, host, port, label: served.append((host, port)))
+    monkeypatch.setattr(server, "serve", lambda app, host, port, **kw: served.append((host, port)))
     folder = tmp_path / "new"
     args = parse(
         "--out", str(folder), "--clips", "4", "--annotator", "ann", "--cache-dir", str(tmp_path)
@@ -424,7 +424,6 @@ def test_app_rejects_bad_input_with_400_json(audit_dir):
         (client, {"json": {"clip": order[0], "label": "RESOLVED"}}, "label"),
         (client, {"json": {"clip": order[0]}}, "label"),
         (client, {"json": {"annotator": "eve", "clip": order[0], "label": "resolved"}}, "only"),
-        (client, {"content": b"x" * 5000}, "bytes"),
         (other, {"json": {"clip": order[0], "label": "resolved"}}, "annotator"),
         (
             other,
@@ -436,6 +435,9 @@ def test_app_rejects_bad_input_with_400_json(audit_dir):
         r = post(c, **kwargs)
         assert r.status_code == 400, (kwargs, r.text)
         assert message in r.json()["error"] and "Traceback" not in r.text
+    big = post(client, content=b"x" * 5000, headers={"content-type": "application/json"})
+    assert big.status_code == 413 and "bytes" in big.json()["error"]
+    assert post(client, content=b'{"clip": 1}').status_code == 415  # no JSON content type
     assert not (audit_dir / "labels" / "dan.jsonl").exists()  # nothing was saved
     assert other.get("/", params={"annotator": "bad name"}).status_code == 400
     assert other.get("/api/state").status_code == 400

@@ -260,7 +260,7 @@ def test_bad_input_is_a_400_with_a_message_and_changes_nothing(tmp_path):
         response = client.post(
             "/api/act", content=b"{" * 5000, headers={"Content-Type": "application/json"}
         )
-        assert response.status_code == 400 and "too large" in response.json()["error"]
+        assert response.status_code == 413 and "too large" in response.json()["error"]
         response = client.post("/api/next", json={})
         assert response.status_code == 400 and "phase: waiting" in response.json()["error"]
         assert client.get("/api/act").status_code == 405
@@ -339,7 +339,7 @@ def test_the_command_defaults_and_its_errors(tmp_path, monkeypatch, capsys):
 
     served = {}
 
-    def fake_serve(app, host, port, label):  # the page answers; then "Ctrl-C"
+    def fake_serve(app, host, port, label, resume=None):  # the page answers; then "Ctrl-C"
         client = TestClient(app, base_url="http://127.0.0.1")
         served.update(host=host, port=port, state=client.get("/api/state").json())
         assert TestClient(app).get("/api/state").status_code == 400  # Host: testserver

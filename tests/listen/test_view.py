@@ -196,13 +196,23 @@ def test_site_pages_say_what_the_agent_could_not_see(results, tmp_path):
         if x.key.scenario == "dentists-09" and x.key.condition == "A+T" and x.key.agent == "prober"
     )
     replay = replay_episode(r, RunSettings.of_results(results))
-    html = next(site.glob(f"episodes/prober-{r.key.realization}-A_T-dentists-09-r0.html"))
-    text = html.read_text()
+
+    def page(condition: str) -> Path:
+        (row,) = (
+            x
+            for x in _episode_rows(site)
+            if (x["agent"], x["realization"], x["condition"], x["scenario"])
+            == ("prober", r.key.realization, condition, "dentists-09")
+        )
+        assert row["slug"].startswith(f"prober-{r.key.realization}-{condition.replace('+', '_')}-")
+        return site / "episodes" / f"{row['slug']}.html"
+
+    text = page("A+T").read_text()
     assert text.count("<audio") == sum(t.audio is not None for t in replay.turns)
     assert 'class="tag hidden-info state-tag"' in text  # state tags behind the toggle
     assert "the agent heard this" in text
     assert text.count('class="hidden-info">best<') == 1  # roles behind the toggle
-    t_page = (site / "episodes" / html.name.replace("-A_T-", "-T-")).read_text()
+    t_page = page("T").read_text()
     assert "the agent heard this" not in t_page and "gave the agent no audio" in t_page
 
 

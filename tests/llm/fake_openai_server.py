@@ -14,6 +14,15 @@ Run ``python fake_openai_server.py``: it binds 127.0.0.1 on a free port and prin
   ``null-content``: ``content: null``; ``invalid-option``: RECOMMEND option 42.
 - ``slow``: sleeps 1.5 s, then scripted; ``slowish``: sleeps 0.2 s (concurrency checks).
 - ``auth``: 401 unless ``Authorization: Bearer sk-test``.
+- ``echo-key``: 200 without ``choices`` whose body echoes the bearer key (``{"echo": KEY}``).
+- ``truncated``: prose without an action, ``finish_reason: "length"`` (cut off at max_tokens);
+  ``truncated-empty``: empty content, ``finish_reason: "length"`` (a reasoning model that
+  spent every token thinking).
+- ``deaf``: scripted, its ``usage.prompt_tokens`` counting only the words of text parts (audio
+  parts change nothing); ``hearing``: the same plus 1 token per 1000 bytes of each
+  ``input_audio`` part; ``hearing-details``: like ``deaf``, but reporting
+  ``usage.prompt_tokens_details.audio_tokens`` for the audio parts; ``no-usage``: scripted,
+  without ``usage``.
 - any other name: 404 (model not found).
 
 ``GET /stats`` returns request counts, the largest number of requests in flight, and the last
@@ -45,6 +54,23 @@ PROSE = "Let me think about what would help this customer most; they seem unsure
 _lock = threading.Lock()
 _stats: dict[str, dict] = {"requests": {}, "max_concurrent": {}, "last": {}, "in_flight": {}}
 _seen: dict[str, int] = {}
+
+
+def _prompt_tokens(messages: list[dict], hear: bool) -> tuple[int, int]:
+    """(prompt tokens, audio tokens) of a request: words of the text, and with ``hear`` one
+    token per 1000 bytes of base64 audio."""
+    words = audio = 0
+    for m in messages:
+        content = m.get("content")
+        parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        for p in parts:
+            if not isinstance(p, dict):
+                continue
+            if p.get("type") == "input_audio":
+                audio += max(1, len(str(p.get("input_audio", {}).get("data", ""))) // 1000)
+            else:
+                words += len(str(p.get("text") or "").split())
+    return words + (audio if hear else 0), audio
 
 
 def _scripted(messages: list[dict]) -> str:
@@ -114,6 +140,8 @@ class Handler(BaseHTTPRequestHandler):
     def _reply(self, model: str, body: dict, seen: int) -> None:
         messages = body.get("messages", [])
         content: str | None
+        finish = "stop"
+        usage: dict | None = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
         if model == "scripted":
             content = _scripted(messages)
         elif model == "noaction":
@@ -176,26 +204,41 @@ class Handler(BaseHTTPRequestHandler):
                 self._json(401, {"error": {"message": "invalid api key"}})
                 return
             content = _scripted(messages)
+        elif model == "echo-key":  # a 200 without choices that echoes the key
+            key = str(self.headers.get("Authorization", "")).removeprefix("Bearer ")
+            self._json(200, {"echo": key})
+            return
+        elif model == "truncated":
+            content, finish = "Let me think about what this customer needs. First,", "length"
+        elif model == "truncated-empty":
+            content, finish = "", "length"
+        elif model in ("deaf", "hearing", "hearing-details"):
+            content = _scripted(messages)
+            prompt, audio = _prompt_tokens(messages, hear=model == "hearing")
+            usage = {"prompt_tokens": prompt, "completion_tokens": 1}
+            if model == "hearing-details":
+                usage["prompt_tokens_details"] = {"audio_tokens": audio, "cached_tokens": 0}
+        elif model == "no-usage":
+            content, usage = _scripted(messages), None
         else:
             self._json(404, {"error": {"message": f"The model `{model}` does not exist."}})
             return
-        self._json(
-            200,
-            {
-                "id": "chatcmpl-test",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": model,
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            },
-        )
+        reply = {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": finish,
+                }
+            ],
+        }
+        if usage is not None:
+            reply["usage"] = usage
+        self._json(200, reply)
 
 
 def main() -> None:

@@ -98,8 +98,9 @@ def test_resume_appends_nothing_and_a_torn_log_line_is_dropped(server, tmp_path)
 def test_logs_of_an_episode_the_server_failed(server, tmp_path):
     out = tmp_path / "ev"
     args = ["--agents", "openai:down", "--no-probe", "--setting", "max_retries=0"]
+    # exit status 3: the run finished, some episodes errored
     assert (
-        main(["eval", *args, "--base-url", server, "--scenarios", IDS[0], "--out", str(out)]) == 0
+        main(["eval", *args, "--base-url", server, "--scenarios", IDS[0], "--out", str(out)]) == 3
     )
     logs = load_agent_logs(out / "results.jsonl")
     entry = next(iter(logs.values()))

@@ -30,7 +30,13 @@ def _figure(report, attacker, scenarios):
 
 def test_report_covers_every_attacker_family_with_cis(shipped_report):
     groups = {f.group for f in shipped_report.figures}
-    assert groups == {"best option", "zero-question play", "need attributes", "semantic"}
+    assert groups == {
+        "best option",
+        "zero-question play",
+        "need attributes",
+        "semantic",
+        "exact prior-only",
+    }
     for f in shipped_report.figures:
         e = f.estimate
         assert 0.0 <= e.low <= e.value <= e.high <= 1.0, f

@@ -5,7 +5,8 @@ as an audio content part; the model's processor expands it into audio tokens and
 Used for access ``A`` / ``A+T`` (audio in the decision call) and, through
 ``hear2act_agents.perceivers.AudioLLMPerceiver``, as the first stage of the two-stage ``T+S-hat``
 (infer one sentence from the audio, then decide from the transcript and that sentence without
-audio).
+audio). As for ``hf_chat``: each reply's ``finish_reason`` is ``"length"`` when generation used
+all of ``max_new_tokens``, else ``"stop"``, and no generation starts after a stop request.
 
 Version notes (transformers 4.50 to 5.x):
 - the processors take ``audio=``; releases before 4.47-ish only knew ``audios=``, so a
@@ -41,7 +42,11 @@ from hear2act_agents.llm.backends.base import (
     Request,
     clips_of,
 )
-from hear2act_agents.llm.backends.hf_chat import generated_usage, render_chat, stop_token_ids
+from hear2act_agents.llm.backends.hf_chat import (
+    generated_replies,
+    render_chat,
+    stop_token_ids,
+)
 from hear2act_agents.llm.cache import ResponseCache, audio_digest, cache_key
 from hear2act_agents.loading import (
     dtype_kwargs,
@@ -52,6 +57,7 @@ from hear2act_agents.loading import (
     resolve_model_path,
     shared,
 )
+from hear2act_env import interrupts
 from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.errors import ConfigError
 from hear2act_env.seeding import derive_seed
@@ -362,6 +368,7 @@ class AudioLLMBackend(CallTracking):
     def _generate(self, requests: list[Request], seed: int | None) -> list[Reply]:
         m = self._m
         torch = m.torch
+        interrupts.raise_if_requested()  # no new generation after a stop request
         with m.lock:
             try:
                 inputs = self._inputs(requests).to(m.device)
@@ -387,8 +394,8 @@ class AudioLLMBackend(CallTracking):
             out = out[0]
         new = out[:, inputs["input_ids"].shape[1] :]
         texts = m.processor.batch_decode(new, skip_special_tokens=True)
-        usage = generated_usage(inputs, new, stop_token_ids(m.model, m.tokenizer))
-        return [Reply(t, u) for t, u in zip(texts, usage)]
+        stops = stop_token_ids(m.model, m.tokenizer)
+        return generated_replies(texts, inputs, new, stops, self.max_new_tokens)
 
 
 class Qwen2AudioBackend(AudioLLMBackend):

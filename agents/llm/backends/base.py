@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from hear2act_env.errors import Hear2ActError
+from hear2act_env.redaction import redact
 
 __all__ = [
     "BackendError",
@@ -20,6 +21,7 @@ __all__ = [
     "CallInfo",
     "CallTracking",
     "ChatBackend",
+    "LENGTH",
     "MicroBatcher",
     "Reply",
     "Request",
@@ -72,21 +74,39 @@ class Usage:
         return cls(int(p), int(c)) if ok else None
 
 
+#: ``finish_reason`` of a reply cut off at its token limit (OpenAI's wire value; local models
+#: report it when generation used all of ``max_new_tokens``).
+LENGTH = "length"
+
+
 @dataclass(frozen=True)
 class Reply:
-    """A generated reply with the tokens it took (what batched generation returns)."""
+    """A generated reply with the tokens it took (what batched generation returns).
+
+    ``finish_reason``: why generation stopped (``"stop"``, ``"length"`` when cut off at the
+    token limit, ...; None when unknown). ``audio_tokens``: the prompt's audio tokens when the
+    server reports them (``usage.prompt_tokens_details.audio_tokens``)."""
 
     text: str
     usage: Usage | None = None
+    finish_reason: str | None = None
+    audio_tokens: int | None = None
 
 
 @dataclass(frozen=True)
 class CallInfo:
     """What the latest ``complete`` of a thread cost: its usage (None when the server reported
-    none) and whether the reply came from the response cache."""
+    none), whether the reply came from the response cache, and why generation stopped
+    (``finish_reason``, None when unknown)."""
 
     usage: Usage | None
     cached: bool = False
+    finish_reason: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the reply was cut off at its token limit (``finish_reason == "length"``)."""
+        return self.finish_reason == LENGTH
 
 
 class CallTracking:
@@ -104,18 +124,30 @@ class CallTracking:
         local = self.__dict__.get("_call_local")
         return getattr(local, "info", None) if local is not None else None
 
+    def redact_text(self, text: str) -> str:
+        """``text`` without anything that looks like a secret (``redaction.redact``): what the
+        policy writes to logs and error messages. Backends holding a key also remove it."""
+        return redact(text)
+
     def _cached(self, key: str, material: dict[str, Any], generate: Callable[[], Reply]) -> str:
         """The reply for ``key``: from ``self.cache`` (a ``ResponseCache`` or None) when it
-        holds one, else ``generate()`` (stored when not empty); tracks its ``CallInfo``."""
+        holds one, else ``generate()`` (stored when not empty); tracks its ``CallInfo``. The
+        ``finish_reason`` is stored beside the entry's usage, so a replayed reply that was cut
+        off still reads as cut off."""
         cache = getattr(self, "cache", None)
         if cache is not None and (hit := cache.lookup(key)) is not None:
-            self._track(CallInfo(Usage.parse(hit[1]), cached=True))
+            finish = (hit[1] or {}).get("finish_reason")
+            finish = finish if isinstance(finish, str) else None
+            self._track(CallInfo(Usage.parse(hit[1]), cached=True, finish_reason=finish))
             return hit[0]
         reply = generate()
         text = reply.text.strip()
-        self._track(CallInfo(reply.usage))
+        self._track(CallInfo(reply.usage, finish_reason=reply.finish_reason))
         if text and cache is not None:
-            cache.put(key, text, material, reply.usage.to_dict() if reply.usage else None)
+            stored: dict[str, Any] = reply.usage.to_dict() if reply.usage else {}
+            if reply.finish_reason is not None:
+                stored["finish_reason"] = reply.finish_reason
+            cache.put(key, text, material, stored or None)
         return text
 
 
@@ -129,7 +161,8 @@ class ChatBackend(Protocol):
     is the evidence). ``seed`` (the episode's) and ``run`` (the repetition index) go into
     sampling seeds and cache keys. Raises ``BackendTimeout`` or ``BackendError`` for failures of
     one call, ``ConfigError`` for configuration errors. Optional: ``last_call`` (a
-    ``CallInfo``: the tokens of the thread's latest call, see ``CallTracking``).
+    ``CallInfo``: the tokens and finish reason of the thread's latest call, see
+    ``CallTracking``) and ``redact_text`` (secrets out of texts that are logged).
     """
 
     name: str

@@ -4,7 +4,10 @@ Greedy decoding by default (``temperature=0``); with ``temperature > 0`` each re
 sampled on its own under a seed derived from the episode seed and run index, so sampled runs
 are reproducible. Greedy requests from concurrent episodes (threads sharing the backend) are
 batched by a ``MicroBatcher`` with left padding. The model and tokenizer are loaded once per
-process and path and shared by every policy that asks for them.
+process and path and shared by every policy that asks for them. Each reply's
+``finish_reason`` is ``"length"`` when generation used all of ``max_new_tokens`` without a
+stop token, else ``"stop"``. No generation starts after a stop request
+(``hear2act_env.interrupts``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from hear2act_agents.llm.backends.base import (
+    LENGTH,
     BackendError,
     CallTracking,
     Message,
@@ -36,10 +40,17 @@ from hear2act_agents.loading import (
     resolve_model_path,
     shared,
 )
+from hear2act_env import interrupts
 from hear2act_env.errors import ConfigError
 from hear2act_env.seeding import derive_seed
 
-__all__ = ["TransformersChatBackend", "generated_usage", "render_chat"]
+__all__ = [
+    "TransformersChatBackend",
+    "finish_reasons",
+    "generated_replies",
+    "generated_usage",
+    "render_chat",
+]
 
 
 def render_chat(
@@ -88,6 +99,24 @@ def generated_usage(inputs: Any, new_ids: Any, stop_ids: set[int]) -> list[Usage
         p = int(prompt[i]) if prompt is not None else int(inputs["input_ids"].shape[1])
         out.append(Usage(p, n))
     return out
+
+
+def finish_reasons(new_ids: Any, stop_ids: set[int], max_new_tokens: int) -> list[str]:
+    """Per row of generated ids: ``"length"`` when the row holds no stop token and used all of
+    ``max_new_tokens`` (cut off), else ``"stop"``."""
+    return [
+        LENGTH if len(row) >= max_new_tokens and not any(t in stop_ids for t in row) else "stop"
+        for row in new_ids.tolist()
+    ]
+
+
+def generated_replies(
+    texts: Sequence[str], inputs: Any, new_ids: Any, stop_ids: set[int], max_new_tokens: int
+) -> list[Reply]:
+    """The ``Reply`` of each row: its text, tokens (``generated_usage``) and finish reason."""
+    usage = generated_usage(inputs, new_ids, stop_ids)
+    finish = finish_reasons(new_ids, stop_ids, max_new_tokens)
+    return [Reply(t, u, f) for t, u, f in zip(texts, usage, finish)]
 
 
 def stop_token_ids(model: Any, tokenizer: Any) -> set[int]:
@@ -228,6 +257,7 @@ class TransformersChatBackend(CallTracking):
     def _generate(self, prompts: list[str], seed: int | None) -> list[Reply]:
         m = self._m
         torch = m.torch
+        interrupts.raise_if_requested()  # no new generation after a stop request
         with m.lock:
             try:
                 inputs = m.tokenizer(
@@ -250,5 +280,5 @@ class TransformersChatBackend(CallTracking):
                 raise BackendError(f"{self.name}: generation failed: {exc}") from exc
         new = out[:, inputs["input_ids"].shape[1] :]
         texts = m.tokenizer.batch_decode(new, skip_special_tokens=True)
-        usage = generated_usage(inputs, new, stop_token_ids(m.model, m.tokenizer))
-        return [Reply(t, u) for t, u in zip(texts, usage)]
+        stops = stop_token_ids(m.model, m.tokenizer)
+        return generated_replies(texts, inputs, new, stops, self.max_new_tokens)

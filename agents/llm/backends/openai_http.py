@@ -4,9 +4,13 @@
   ``{base_url}/chat/completions``. The API key comes from an environment variable (default
   ``OPENAI_API_KEY``); without it no ``Authorization`` header is sent (local servers).
 - Retries with exponential backoff and jitter on 429, 5xx, timeouts and connection errors,
-  honouring ``Retry-After`` (seconds or an HTTP date).
-- One HTTP client (connection pool) per timeout and pool size is shared by every backend of
-  the process, so the many short-lived backends of a run reuse connections.
+  honouring ``Retry-After`` (seconds or an HTTP date). Before every attempt the call checks
+  for a stop request (``hear2act_env.interrupts``: no new request starts after SIGINT) and
+  waits between attempts with ``interrupts.sleep``; ``Interrupted`` propagates.
+- HTTP clients are kept by the process (one idle pool per timeout, each client holding one
+  keep-alive connection) and checked out by one attempt at a time, so the many short-lived
+  backends of a run reuse connections, and an attempt cut off by its deadline closes only
+  its own connection.
 - Concurrency is bounded by one limiter per base URL shared by every backend in the process
   (so many episodes running in threads never exceed ``max_concurrency`` requests in flight).
   A 429 pauses the whole limiter for the wait it asks for and halves the limiter's effective
@@ -15,21 +19,32 @@
 - 401/403/404 are configuration errors (bad key, wrong model or URL) and raise
   ``ConfigError``; every other failure raises ``BackendError``/``BackendTimeout`` (the policy
   turns a call that fails after the retries into an ``InfrastructureError``).
-- Each attempt has a total ``deadline`` (default: twice ``timeout``; ``timeout`` bounds each
-  read, so a server that trickles bytes would otherwise hold a call forever) and a reply size
-  cap (``max_reply_bytes``, default 4 MB).
-- Error texts never carry a secret: the key, Authorization headers and anything that looks
-  like a token are replaced by ``[redacted]`` (``redact``).
+- ``deadline`` (default: twice ``timeout``) is a wall-clock bound on one call: its attempts,
+  response headers and body included, and the waits between them (not the wait for a free
+  concurrency slot). ``timeout`` bounds each socket read, which a server that trickles bytes
+  (even its headers) never trips; so each attempt runs in a worker thread that the caller
+  waits for at most the deadline's remainder, then cuts off (socket shut down, client
+  closed). A retry that would start past the deadline is not made. Replies are capped at
+  ``max_reply_bytes`` (default 4 MB).
+- ``finish_reason`` of ``choices[0]`` is kept (``last_call.finish_reason``): ``"length"``
+  marks a reply cut off at ``max_tokens``.
+- ``probe()`` sends one tiny request before a run; with ``send_audio`` it also checks that the
+  server hears (``probe_hearing``: the same request with a 0.5 s recording must take more
+  prompt tokens, or report audio tokens), unless ``trust_audio`` is set.
+- Texts never carry a secret: error messages, malformed-reply excerpts and reply texts have
+  the key, Authorization headers and anything that looks like a token replaced by
+  ``[redacted]`` (``redact_text``).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import email.utils
 import io
-import json
 import os
 import random
+import socket
 import threading
 import time
 import wave
@@ -49,11 +64,12 @@ from hear2act_agents.llm.backends.base import (
 )
 from hear2act_agents.llm.cache import ResponseCache, audio_digest, cache_key
 from hear2act_agents.loading import require
+from hear2act_env import interrupts, jsonsafe
 from hear2act_env.errors import ConfigError
 from hear2act_env.redaction import redact, redact_url
 from hear2act_env.seeding import derive_seed
 
-__all__ = ["OpenAIChatBackend", "client_for", "limiter_for"]
+__all__ = ["OpenAIChatBackend", "client_pool", "limiter_for", "probe_clip", "wav_base64"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -119,23 +135,90 @@ def limiter_for(base_url: str, max_concurrency: int) -> _Limiter:
         return lim
 
 
-_CLIENTS: dict[tuple[float, int], Any] = {}
-_CLIENTS_LOCK = threading.Lock()
+class _Connection:
+    """An ``httpx.Client`` checked out by one attempt (at most one keep-alive connection) and
+    the socket it last opened, so that the waiting caller can cut a stalled exchange off."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.sock: Any = None
+
+    def trace(self, event: str, info: dict[str, Any]) -> None:
+        """httpcore's ``trace`` extension: remember the socket of a new connection."""
+        if event.endswith("connect_tcp.complete"):
+            get = getattr(info.get("return_value"), "get_extra_info", None)
+            self.sock = get("socket") if callable(get) else None
+
+    def kill(self) -> None:
+        """Cut the exchange off from another thread: a blocked read returns at once."""
+        sock, self.sock = self.sock, None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(Exception):
+            self.client.close()
 
 
-def client_for(httpx: Any, timeout: float, max_connections: int) -> Any:
-    """The process-wide ``httpx.Client`` for these transport settings (thread-safe, kept for
-    the process): episodes that build a backend each reuse its connections instead of paying
-    for a client (an SSL context, about 40 ms) and a new TCP connection every episode."""
-    key = (float(timeout), int(max_connections))
-    with _CLIENTS_LOCK:
-        client = _CLIENTS.get(key)
-        if client is None:
-            client = _CLIENTS[key] = httpx.Client(
-                timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-                limits=httpx.Limits(max_connections=max_connections),
-            )
-        return client
+class _ClientPool:
+    """Idle clients of one timeout, shared by the process (thread-safe): an attempt takes one
+    and gives it back when its exchange ended, so connections are reused across episodes, and
+    one SSL context (about 40 ms to build) serves them all."""
+
+    MAX_IDLE = 64
+
+    def __init__(self, httpx: Any, timeout: float) -> None:
+        self._httpx = httpx
+        self.timeout = float(timeout)
+        self._idle: list[_Connection] = []
+        self._ssl: Any = None
+        self._lock = threading.Lock()
+
+    def take(self) -> _Connection:
+        httpx = self._httpx
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+            if self._ssl is None:
+                self._ssl = httpx.create_ssl_context()
+            ssl_context = self._ssl
+        client = httpx.Client(
+            timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
+            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+            verify=ssl_context,
+        )
+        return _Connection(client)
+
+    def give(self, conn: _Connection) -> None:
+        with self._lock:
+            if len(self._idle) < self.MAX_IDLE:
+                self._idle.append(conn)
+                return
+        conn.kill()
+
+
+_POOLS: dict[float, _ClientPool] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def client_pool(httpx: Any, timeout: float) -> _ClientPool:
+    """The process-wide pool of HTTP clients with this read ``timeout``."""
+    with _POOLS_LOCK:
+        pool = _POOLS.get(float(timeout))
+        if pool is None:
+            pool = _POOLS[float(timeout)] = _ClientPool(httpx, timeout)
+        return pool
+
+
+def _forget_inherited() -> None:
+    """In a forked child: never reuse the parent's connections or locks."""
+    global _POOLS_LOCK, _LIMITERS_LOCK
+    _POOLS.clear()
+    _LIMITERS.clear()
+    _POOLS_LOCK, _LIMITERS_LOCK = threading.Lock(), threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_inherited)
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -162,6 +245,19 @@ def wav_base64(audio: np.ndarray, sample_rate: int = 16_000) -> str:
         w.setframerate(sample_rate)
         w.writeframes(pcm.tobytes())
     return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def probe_clip(seconds: float = 0.5, sample_rate: int = 16_000) -> np.ndarray:
+    """A short tone (440 Hz, float32 in [-0.3, 0.3]): the recording of the hearing probe."""
+    t = np.arange(int(seconds * sample_rate), dtype=np.float32) / sample_rate
+    return (0.3 * np.sin(2 * np.pi * 440.0 * t)).astype(np.float32)
+
+
+def _audio_tokens(usage: Any) -> int | None:
+    """``usage.prompt_tokens_details.audio_tokens`` when reported as a count, else None."""
+    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+    n = details.get("audio_tokens") if isinstance(details, dict) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
 
 
 def _content_text(content: Any) -> str:
@@ -200,6 +296,7 @@ class OpenAIChatBackend(CallTracking):
         top_p: float | None = None,
         send_seed: bool = True,
         send_audio: bool = False,
+        trust_audio: bool = False,
         extra_body: dict[str, Any] | None = None,
         chat_template_kwargs: dict[str, Any] | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
@@ -213,17 +310,31 @@ class OpenAIChatBackend(CallTracking):
             )
         if (deadline is not None and deadline <= 0) or max_reply_bytes < 1024:
             raise ConfigError(
-                "openai backend: deadline must be > 0 (seconds per attempt, default: 2 x "
+                "openai backend: deadline must be > 0 (wall-clock seconds per call, default: 2 x "
                 f"timeout) and max_reply_bytes >= 1024; got deadline={deadline!r}, "
                 f"max_reply_bytes={max_reply_bytes!r}"
+            )
+        if temperature < 0 or (top_p is not None and not 0 < top_p <= 1):
+            raise ConfigError(
+                f"openai backend: temperature must be >= 0 and top_p in (0, 1]; got "
+                f"temperature={temperature!r}, top_p={top_p!r}"
             )
         self._httpx = require("httpx")
         self.model = model
         base = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         if not base.startswith(("http://", "https://")):
-            raise ConfigError(f"openai backend: base_url {base!r} must start with http(s)://")
+            raise ConfigError(
+                f"openai backend: base_url {redact_url(base)!r} must start with http(s)://"
+            )
         self.base_url = base.rstrip("/")
         self.url = f"{self.base_url}/chat/completions"
+        try:
+            self._httpx.URL(self.url)
+        except (self._httpx.InvalidURL, ValueError, TypeError) as exc:
+            raise ConfigError(
+                f"openai backend: base_url {redact_url(base)!r} is not a valid URL ({exc}); "
+                "expected e.g. http://127.0.0.1:8000/v1"
+            ) from None
         self.shown_url = redact_url(self.url)  # for messages: no credentials
         self.api_key_env = api_key_env
         self.timeout = float(timeout)
@@ -238,6 +349,8 @@ class OpenAIChatBackend(CallTracking):
         self.top_p = top_p
         self.send_seed = bool(send_seed)
         self.supports_audio = bool(send_audio)
+        #: Skip the hearing check of ``probe()`` (``--trust-audio``): audio goes unchecked.
+        self.trust_audio = bool(trust_audio)
         self.extra_body = dict(extra_body or {})
         if chat_template_kwargs:  # vLLM and SGLang read it from the request body
             self.extra_body["chat_template_kwargs"] = {
@@ -248,7 +361,7 @@ class OpenAIChatBackend(CallTracking):
         self.limiter = limiter_for(self.base_url, max_concurrency)
         self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
         self._rng = random.Random()
-        self._client = client_for(self._httpx, self.timeout, max(2 * max_concurrency, 4))
+        self._pool = client_pool(self._httpx, self.timeout)
 
     # -- public ------------------------------------------------------------------------
     def settings(self) -> dict[str, Any]:
@@ -298,29 +411,78 @@ class OpenAIChatBackend(CallTracking):
 
         return self._cached(cache_key(material), material, generate)
 
-    def probe(self) -> None:
-        """One tiny request (with the usual retries) before a run: a server that refuses,
-        never answers, rejects the key or does not know the model raises ``ConfigError`` with
-        one line saying so, instead of every episode of the run failing the same way."""
-        payload = {
+    def probe(self, hearing: bool | None = None) -> None:
+        """One tiny request (with the usual retries and deadline) before a run: a server that
+        refuses, never answers, rejects the key or does not know the model raises
+        ``ConfigError`` with one line saying so, instead of every episode of the run failing the
+        same way. With ``hearing`` (default: ``send_audio`` on and ``trust_audio`` off) it also
+        checks that the server hears the audio (``probe_hearing``)."""
+        plain = self._probe_plain()
+        if hearing is None:
+            hearing = self.supports_audio and not self.trust_audio
+        if hearing:
+            self._check_hearing(plain)
+
+    def probe_hearing(self) -> None:
+        """Check that the server hears: the probe request with a 0.5 s recording
+        (``probe_clip``) must take more prompt tokens than without it, or report audio tokens
+        (``usage.prompt_tokens_details.audio_tokens``). A server that ignores the audio, reports
+        no usage or refuses the recording raises ``ConfigError`` (one line, naming
+        ``--trust-audio``, which skips the check)."""
+        self._check_hearing(self._probe_plain())
+
+    def close(self) -> None:
+        """Nothing to release: the HTTP clients are shared by the process (``client_pool``)."""
+
+    def redact_text(self, text: str) -> str:
+        """``text`` without the API key and anything else that looks like a secret."""
+        return redact(text, self._secret())
+
+    # -- internals ---------------------------------------------------------------------
+    def _probe_payload(self, audio: np.ndarray | None) -> dict[str, Any]:
+        messages = [{"role": "user", "content": "Reply with OK."}]
+        payload: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": "user", "content": "Reply with OK."}],
+            "messages": self._wire_messages(messages, audio),
             "max_tokens": 1,
             "temperature": 0.0,
         }
         payload.update(self.extra_body)
+        return payload
+
+    def _probe_plain(self) -> Reply:
         try:
-            self._post(payload)
+            return self._post(self._probe_payload(None))
         except BackendError as exc:
             raise ConfigError(
                 f"{self.name}: the server at {redact_url(self.base_url)} did not answer a probe "
                 f"request ({exc}); is it running and serving this model?"
             ) from None
 
-    def close(self) -> None:
-        """Nothing to release: the HTTP client is shared by the process (``client_for``)."""
+    def _check_hearing(self, plain: Reply) -> None:
+        where = f"{self.name} (send_audio=true): the server at {redact_url(self.base_url)}"
+        skip = "--trust-audio skips this check"
+        try:
+            heard = self._post(self._probe_payload(probe_clip()))
+        except BackendError as exc:
+            raise ConfigError(
+                f"{where} refused the probe request with a 0.5 s recording ({exc}); does it "
+                f"serve a model that takes audio? {skip}"
+            ) from None
+        if heard.audio_tokens:
+            return
+        if plain.usage is None or heard.usage is None:
+            raise ConfigError(
+                f"{where} reports no token usage, so whether it hears the audio cannot be "
+                f"checked; {skip}"
+            )
+        if heard.usage.prompt_tokens == plain.usage.prompt_tokens:
+            raise ConfigError(
+                f"{where} ignored the audio: the probe request took {plain.usage.prompt_tokens} "
+                "prompt tokens with a 0.5 s recording and without it, so results labelled A or "
+                f"A+T would not have heard anything; {skip}"
+            )
 
-    # -- internals ---------------------------------------------------------------------
     def _wire_messages(self, messages: Sequence[Message], audio: Any) -> list:
         out = [dict(m) for m in messages]
         clips = clips_of(audio)
@@ -348,35 +510,45 @@ class OpenAIChatBackend(CallTracking):
         return min(delay, self.backoff_max)
 
     def _post(self, payload: dict[str, Any]) -> Reply:
+        """Send ``payload`` with retries, within ``deadline`` seconds of the call's own time
+        (attempts and the waits between them, not the wait for a concurrency slot)."""
         httpx = self._httpx
         last: BackendError | None = None
+        spent = 0.0
         for attempt in range(self.max_retries + 1):
+            interrupts.raise_if_requested()
             delay: float | None = None
+            resp: tuple[int, Any, bytes] | None = None
             self.limiter.acquire()
             try:
+                interrupts.raise_if_requested()  # a stop may have come while waiting
+                start = time.monotonic()
                 try:
-                    resp, body = self._exchange(payload)
+                    resp = self._exchange(payload, self.deadline - spent)
                 except httpx.TimeoutException as exc:
                     last = BackendTimeout(
-                        f"{self.name}: no reply within {self.timeout:g} s ({exc!r})"
+                        self.redact_text(
+                            f"{self.name}: no reply within {self.timeout:g} s ({exc!r})"
+                        )
                     )
-                    resp = None
                 except BackendTimeout as exc:
                     last = exc
-                    resp = None
-                except httpx.TransportError as exc:
+                except (httpx.HTTPError, httpx.StreamError) as exc:  # connection, protocol...
                     last = BackendError(
-                        f"{self.name}: connection to {self.shown_url} failed ({exc!r})"
+                        self.redact_text(
+                            f"{self.name}: connection to {self.shown_url} failed ({exc!r})"
+                        )
                     )
-                    resp = None
+                finally:
+                    spent += time.monotonic() - start
             finally:
                 self.limiter.release()
             if resp is not None:
-                status = resp.status_code
+                status, headers, body = resp
                 if status == 200:
                     self.limiter.succeeded()
                     return self._reply_text(body)
-                detail = redact(body[:300].decode("utf-8", "replace"), self._secret())
+                detail = self._excerpt(body.decode("utf-8", "replace"), 300)
                 if status in (401, 403):
                     raise ConfigError(
                         f"{self.name}: the server refused the credentials (HTTP {status}); set "
@@ -392,25 +564,77 @@ class OpenAIChatBackend(CallTracking):
                 last = BackendError(
                     f"{self.name}: HTTP {status} after {attempt + 1} tries: {detail}"
                 )
-                after = _retry_after(resp.headers.get("retry-after"))
+                after = _retry_after(headers.get("retry-after"))
                 if after is not None:
                     delay = min(after, self.max_retry_after)
                 if status == 429:
                     pause = delay if delay is not None else self._backoff(attempt)
                     self.limiter.rate_limited(pause)
             if attempt < self.max_retries:
-                time.sleep(delay if delay is not None else self._backoff(attempt))
+                wait = delay if delay is not None else self._backoff(attempt)
+                if spent + wait >= self.deadline:
+                    assert last is not None
+                    if spent >= self.deadline:  # ``last`` says the deadline passed
+                        raise last
+                    raise type(last)(
+                        f"{last}; no time left for another try within the call's deadline of "
+                        f"{self.deadline:g} s (deadline)"
+                    )
+                interrupts.sleep(wait)
+                spent += wait
         assert last is not None
         raise last
 
     def _secret(self) -> str | None:
         return os.environ.get(self.api_key_env) if self.api_key_env else None
 
-    def _exchange(self, payload: dict[str, Any]) -> tuple[Any, bytes]:
-        """POST ``payload``; the response and its body, read within ``deadline`` seconds and
-        ``max_reply_bytes`` bytes (a server that trickles or floods fails the attempt)."""
-        start = time.monotonic()
-        with self._client.stream("POST", self.url, json=payload, headers=self._headers()) as resp:
+    def _excerpt(self, text: str, limit: int) -> str:
+        """The first ``limit`` characters of ``text``, redacted (before cutting, so that no
+        part of a key survives at the cut)."""
+        return self.redact_text(text)[:limit]
+
+    def _exchange(self, payload: dict[str, Any], budget: float) -> tuple[int, Any, bytes]:
+        """POST ``payload``: (status, headers, body), complete within ``budget`` seconds of
+        wall-clock time, headers included, and at most ``max_reply_bytes`` bytes. The exchange
+        runs in a worker thread; past the budget (or when the caller is interrupted) its
+        connection is cut off and ``BackendTimeout`` raised."""
+        conn = self._pool.take()
+        stop_at = time.monotonic() + max(budget, 0.0)
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                box["result"] = self._read(conn, payload, stop_at)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name="hear2act-http", daemon=True).start()
+        try:
+            finished = done.wait(max(budget, 0.0)) or done.is_set()
+        finally:
+            if not done.is_set():  # past the deadline, or interrupted while waiting
+                conn.kill()
+        if not finished:
+            raise BackendTimeout(
+                f"{self.name}: the reply was not complete within the call's deadline of "
+                f"{self.deadline:g} s (deadline; response headers included)"
+            )
+        self._pool.give(conn)
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
+
+    def _read(self, conn: _Connection, payload: dict[str, Any], stop_at: float) -> tuple:
+        with conn.client.stream(
+            "POST",
+            self.url,
+            json=payload,
+            headers=self._headers(),
+            extensions={"trace": conn.trace},
+        ) as resp:
             chunks, size = [], 0
             for chunk in resp.iter_bytes():
                 size += len(chunk)
@@ -420,24 +644,35 @@ class OpenAIChatBackend(CallTracking):
                         "(max_reply_bytes); refusing to read more"
                     )
                 chunks.append(chunk)
-                if time.monotonic() - start > self.deadline:
-                    raise BackendTimeout(
-                        f"{self.name}: the reply was not complete within the deadline of "
-                        f"{self.deadline:g} s (deadline)"
-                    )
-            return resp, b"".join(chunks)
+                if time.monotonic() > stop_at:  # the caller has given up already
+                    raise BackendTimeout(f"{self.name}: past the deadline")
+            return resp.status_code, resp.headers, b"".join(chunks)
 
     def _reply_text(self, body: bytes) -> Reply:
         try:
-            data = json.loads(body)
+            data = jsonsafe.loads(body)
         except ValueError as exc:
-            text = redact(body[:200].decode("utf-8", "replace"), self._secret())
+            text = self._excerpt(body.decode("utf-8", "replace"), 200)
             raise BackendError(f"{self.name}: the reply is not JSON: {text!r}") from exc
         try:
-            message = data["choices"][0]["message"]
-        except (KeyError, IndexError, TypeError) as exc:
-            raise BackendError(f"{self.name}: malformed reply: {str(data)[:200]}") from exc
+            choice = data["choices"][0]
+            message = choice["message"]
+        except (KeyError, IndexError, TypeError):
+            message = None
         if not isinstance(message, dict):
-            raise BackendError(f"{self.name}: malformed reply: {str(data)[:200]}")
-        usage = Usage.parse(data.get("usage")) if isinstance(data, dict) else None
-        return Reply(_content_text(message.get("content")).strip(), usage)
+            raise BackendError(
+                f"{self.name}: malformed reply (expected choices[0].message): "
+                f"{self._excerpt(str(data), 200)}"
+            )
+        text = _content_text(message.get("content")).strip()
+        secret = self._secret()
+        if secret:  # a server that echoes the key never gets it into a log or the cache
+            text = text.replace(secret, "[redacted]")
+        finish = choice.get("finish_reason")
+        raw_usage = data.get("usage")
+        return Reply(
+            text,
+            Usage.parse(raw_usage),
+            finish if isinstance(finish, str) else None,
+            _audio_tokens(raw_usage),
+        )

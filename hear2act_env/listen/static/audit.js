@@ -46,7 +46,12 @@
         headers: { "Content-Type": "application/json" },
         body: JSON.stringify(body),
       });
-      const reply = await response.json();
+      let reply;
+      try {
+        reply = await response.json();
+      } catch (err) {
+        reply = { error: `the server answered ${response.status}` }; // a plain-text refusal
+      }
       if (response.ok) {
         show(reply, true);
       } else if (reply.state) {

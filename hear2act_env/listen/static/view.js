@@ -29,6 +29,7 @@
         tr.appendChild(cell(r.actions)); tr.appendChild(cell(r.reward));
         const link = document.createElement("td");
         if (r.page) { const a = document.createElement("a"); a.href = "episodes/" + r.slug + ".html"; a.textContent = "open"; a.className = "open"; link.appendChild(a); }
+        else if (r.note) { link.textContent = "not replayable"; link.title = r.note; link.className = "bad"; }
         else { link.textContent = "no page"; link.className = "muted"; }
         tr.appendChild(link);
         body.appendChild(tr);

@@ -19,6 +19,10 @@ Prior-only attackers are played against a bank and scored with 95% scenario-boot
   attributes that are needs, against chance (3 of the open attributes).
 - **semantic**: all-MiniLM-L6-v2 similarity between the request and each open attribute: the
   share of its top three that are needs, and whether its top one is L1, against chance.
+- **exact prior-only** (``audit.exact``): every need triple of the domain's pool that the shown
+  table admits under the protocol, enumerated; the Bayes-optimal top-1 and need-attribute
+  figures follow exactly, beside a structure solver that tries every split of every shown
+  column. Reported without a limit until bank v3 draws the needs last (DESIGN 3.2a).
 
 ``limits`` are the acceptance limits of the bank (the README); ``AuditReport.violations()``
 lists the figures above them.
@@ -123,7 +127,8 @@ class AuditReport:
 
     def table(self) -> str:
         """The figures as a text table."""
-        head = f"{'group':<20}{'attacker':<42}{'scenarios':<10}{'score [95% CI]':<24}"
+        wide = max([42] + [len(f.attacker) + 2 for f in self.figures])
+        head = f"{'group':<20}{'attacker':<{wide}}{'scenarios':<10}{'score [95% CI]':<24}"
         head += f"{'chance':>8}{'limit':>8}  ok"
         lines = [
             f"Audit of {self.bank} ({self.n_scenarios} scenarios, sha256 {self.sha256[:12]})",
@@ -138,7 +143,7 @@ class AuditReport:
             if f.within_limit and not f.point_within_limit:
                 ok = "noise"  # held-out split: point above the limit, CI reaching it
             lines.append(
-                f"{f.group:<20}{f.attacker:<42}{f.scenarios:<10}{score:<24}"
+                f"{f.group:<20}{f.attacker:<{wide}}{f.scenarios:<10}{score:<24}"
                 f"{f.chance:>8.3f}{limit:>8}  {ok}"
             )
         bad = self.violations()
@@ -175,6 +180,7 @@ class _Audit:
         self.test = np.array([s.split == "test" for s in self.scenarios])
         self.train = np.array([s.split == "train" for s in self.scenarios])
         self.seed = seed
+        self.domains = domains
         self.figures: list[Figure] = []
         self.notes: list[str] = []
         self.opt = [option_features(v) for v in self.views]
@@ -353,6 +359,25 @@ class _Audit:
 _REJECTIONS = (ReplyKind.REJECT_REQUIREMENT.value, ReplyKind.REJECT_L1.value)
 
 
+def _exact(audit: _Audit) -> None:
+    """The exact prior-only figures (reported, no limit yet), or a note saying why not."""
+    from hear2act_env.scenarios.audit.exact import exact_audit
+
+    try:
+        result = exact_audit(audit.scenarios, domains=audit.domains, seed=audit.seed)
+    except ConfigError as exc:
+        audit.notes.append(f"exact prior-only figures not computed: {exc}")
+        return
+    for f in result.figures:
+        chance = float("nan") if f.chance is None else f.chance
+        audit.figures.append(Figure("exact prior-only", f.label, "all", f.estimate, chance, None))
+    single = sum(r.possible_bests == 1 for r in result.scenarios) / result.n_scenarios
+    audit.notes.append(
+        f"exact enumeration: {result.mean_count:.2f} valid need triples per scenario (median "
+        f"{result.median_count:g}); one possible best in {single:.1%} of scenarios"
+    )
+
+
 def _play(env: Any, scenario: str, order: np.ndarray) -> float:
     """Recommend the options of ``order`` in turn while the reply rejects it in words; confirm
     the first one accepted. 1.0 if the episode ends on ``best``."""
@@ -395,6 +420,7 @@ def run_audit(
     audit.need_attributes()
     if semantic:
         audit.semantic()
+    _exact(audit)
     return AuditReport(
         bank=bank,
         sha256=_checksum(audit.scenarios),
