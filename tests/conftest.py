@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
 
-# Rendered audio of the test session goes to a throwaway cache, never the user's.
-os.environ.setdefault("HEAR2ACT_CACHE_DIR", tempfile.mkdtemp(prefix="hear2act-test-cache-"))
+# Rendered audio of the test session goes to a throwaway cache, never the user's, removed at
+# the end of the session (a full suite renders gigabytes into it).
+if "HEAR2ACT_CACHE_DIR" not in os.environ:
+    os.environ["HEAR2ACT_CACHE_DIR"] = tempfile.mkdtemp(prefix="hear2act-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["HEAR2ACT_CACHE_DIR"], ignore_errors=True)
 
 from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.scenarios.domain import load_domain
