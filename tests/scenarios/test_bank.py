@@ -11,6 +11,7 @@ from hear2act_env.scenarios.check import check_domain
 from hear2act_env.scenarios.domain import domain_files, load_domain
 
 
+@pytest.mark.slow  # builds the whole bank (about 3 min on one core): .ci/run's slow step
 def test_shipped_bank_is_what_the_generator_makes():
     """Same bytes on every run and machine: regenerate from the domain files and compare."""
     assert bank.dumps_bank(bank.build_bank()) == bank.BANK_PATH.read_bytes()
