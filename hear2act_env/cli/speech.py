@@ -7,13 +7,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from hear2act_env.cli import options
+from hear2act_env.cli import options, status
 from hear2act_env.cli.outputs import writable_dir, writable_file
 from hear2act_env.errors import ConfigError
 from hear2act_env.protocol.engine import REALIZATIONS
 
-#: ``render``'s exit status when some clips are not in the cache afterwards.
-EXIT_NOT_CACHED = 3
 #: ``AudioCache.entry_problem`` reasons, as ``render`` reports them.
 _REASONS = {
     "missing": "not stored (the cache could not be written; see the warning above)",
@@ -57,7 +55,7 @@ def render(args: argparse.Namespace) -> int:
             f"{root}: {reasons}",
             file=sys.stderr,
         )
-        return EXIT_NOT_CACHED
+        return status.EXIT_EPISODE_ERRORS  # some clips could not be cached
     return 0
 
 
