@@ -108,8 +108,26 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class Identifiability:
+    """How well the visible part points at the answer (hidden from agents; DESIGN 3.2a).
+
+    ``valid_triples`` is the number of need triples of the domain's pool that the option table
+    admits (the needs were drawn uniformly among them), ``best_posterior`` the largest share of
+    them naming one option ``best`` (what the best guess without a question wins), and
+    ``need_share[j]`` the share of them with a need on attribute ``j`` (shown order).
+    """
+
+    valid_triples: int
+    best_posterior: float
+    need_share: tuple[float, ...]
+
+
+@dataclass(frozen=True)
 class Scenario:
-    """One Hear2Act scenario: an episode's task, hidden needs and options."""
+    """One Hear2Act scenario: an episode's task, hidden needs and options.
+
+    ``identifiability`` is set by the bank v3 generator and absent from hand-written files.
+    """
 
     id: str
     domain: str
@@ -125,6 +143,7 @@ class Scenario:
     favored: Favored
     needs: tuple[Need, ...]
     candidates: tuple[Candidate, ...]
+    identifiability: Identifiability | None = None
 
     # -- derived views -------------------------------------------------------------------
     def attribute_index(self, key: str) -> int:

@@ -3,7 +3,6 @@
 Runs the domain's structural, text and hiding checks (``hiding``: sentences shared word for
 word with another file of the same folders included), generates its 10 scenarios through the
 validator and the scenario text checks, and prints one line per domain (or every problem).
-``--semantic`` adds, for information, how much the situations point at the needs (MiniLM).
 """
 
 from __future__ import annotations
@@ -13,38 +12,54 @@ import sys
 from pathlib import Path
 
 from hear2act_env.errors import Hear2ActError
+from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.scenarios.domain import Domain, domain_problems, load_domain
 from hear2act_env.scenarios.generator import generate_domain
-from hear2act_env.scenarios.hiding import (
-    cross_domain_duplicates,
-    domain_hiding_problems,
-    situation_need_similarity,
-)
+from hear2act_env.scenarios.hiding import cross_domain_duplicates, domain_hiding_problems
 from hear2act_env.scenarios.quality import domain_text_problems, scenario_text_problems, sgd_slots
 
 
-def check_domain(domain: Domain) -> list[str]:
-    """Every problem found in ``domain`` and the scenarios it generates."""
+def check_domain(domain: Domain, generate: bool = True) -> list[str]:
+    """Every problem found in ``domain`` and (``generate``) the scenarios it generates (about
+    a second each)."""
     found = domain_problems(domain, sgd_slots()) + domain_text_problems(domain)
     found += domain_hiding_problems(domain)
-    if found:
+    if found or not generate:
         return found
     try:
         scenarios = generate_domain(domain)
     except Hear2ActError as exc:
         return [str(exc)]
-    return [p for s in scenarios for p in scenario_text_problems(s)]
+    return [p for s in scenarios for p in scenario_text_problems(s) + rule_problems(s, domain)]
+
+
+def rule_problems(scenario: Scenario, domain: Domain) -> list[str]:
+    """Options of ``scenario`` that break a coherence or name rule of ``domain``."""
+    col = {a.key: j for j, a in enumerate(scenario.attributes)}
+    out = []
+    for c in scenario.candidates:
+        for rule in domain.coherence:
+            jw, jf = col.get(rule.when.attribute), col.get(rule.forbid.attribute)
+            if (
+                jw is not None
+                and jf is not None
+                and c.values[jw] in rule.when.levels
+                and c.values[jf] in rule.forbid.levels
+            ):
+                out.append(f"scenario {scenario.id}: option {c.name!r} breaks a rule: {rule.why}")
+        for rule in domain.name_rules:
+            j = col.get(rule.attribute)
+            if c.name in rule.names and j is not None and c.values[j] not in rule.levels:
+                out.append(
+                    f"scenario {scenario.id}: option {c.name!r} breaks a name rule: {rule.why}"
+                )
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--show", action="store_true", help="print the first generated scenario")
-    parser.add_argument(
-        "--semantic",
-        action="store_true",
-        help="also print how much the situations point at the needs (MiniLM; information)",
-    )
     args = parser.parse_args(argv)
     failed = _check_cross_domain(args.files)
     for path in args.files:
@@ -55,18 +70,13 @@ def main(argv: list[str] | None = None) -> int:
             failed += 1
             continue
         found = check_domain(domain)
-        if args.semantic:
-            _print_semantic(domain)
-        triples = {tuple(r.split(":")[0] for r in p.needs) for p in domain.profiles}
         if found:
             failed += 1
             print(f"FAIL {path} ({len(found)} problems)")
             for msg in found:
                 print(f"  - {msg}")
         else:
-            print(
-                f"ok   {path}: {len(domain.attributes)} attributes, {len(triples)} distinct need triples"
-            )
+            print(f"ok   {path}: {len(domain.attributes)} attributes")
             if args.show:
                 s = generate_domain(domain)[0]
                 print(s.request)
@@ -74,22 +84,6 @@ def main(argv: list[str] | None = None) -> int:
                 for n in s.needs:
                     print(n.level, n.attribute, "|", n.statement, "|", n.ask_answer, "|", n.hint)
     return 1 if failed else 0
-
-
-def _print_semantic(domain: Domain) -> None:
-    """How much the situations point at the needs (MiniLM; information, not a failure)."""
-    from hear2act_env.text_encoder import minilm_available
-
-    if not minilm_available():
-        return
-    rows = situation_need_similarity(domain)
-    top3 = sum(r[1] for r in rows) / len(rows)
-    l1 = sum(r[2] for r in rows) / len(rows)
-    chance = sum(r[3] for r in rows) / len(rows)
-    print(
-        f"info {domain.id}: situations vs needs (MiniLM): needs in top 3 {top3:.2f} "
-        f"(chance {chance:.2f}), L1 top 1 {l1:.2f} (chance {chance / 3:.2f})"
-    )
 
 
 def _check_cross_domain(files: list[Path]) -> int:

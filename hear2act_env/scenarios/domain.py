@@ -27,19 +27,27 @@ Category = Literal[
 PROFILES_PER_DOMAIN = 10
 MIN_ATTRIBUTES = 10
 MIN_NAMES = 12
-MIN_DISTINCT_TRIPLES = 6
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+Priority = Literal["L1", "L2", "L3"]
+ALL_PRIORITIES: tuple[Priority, ...] = ("L1", "L2", "L3")
 
 
 @dataclass(frozen=True)
 class NeedOption:
-    """One need a user can have about an attribute (a direction on its levels)."""
+    """One need a user can have about an attribute (a direction on its levels).
+
+    ``priorities`` lists the priorities the need may take: a need that is only ever a hard
+    constraint says ``["L1"]``, a mild wish ``["L3"]`` (default: all three).
+    """
 
     key: str
     satisfied_by: tuple[int, ...]
     statement: str
     ask_answer: str
     hint: str
+    priorities: tuple[Priority, ...] = ALL_PRIORITIES
 
 
 @dataclass(frozen=True)
@@ -77,9 +85,10 @@ class DomainAttribute:
 
 @dataclass(frozen=True)
 class Profile:
-    """One user: circumstances, the visible requirement, the favored attribute, 3 needs.
-
-    References are ``"attribute_key:option_key"`` (``favored`` is an attribute key).
+    """One user's visible side: circumstances, the visible requirement and the favored
+    attribute. The hidden needs are not part of it: the generator draws them last, among the
+    need triples the scenario's option table admits (DESIGN 3.2a), so nothing here may hint at
+    them. ``requirement`` is ``"attribute_key:option_key"``, ``favored`` an attribute key.
     """
 
     situation: str
@@ -88,7 +97,35 @@ class Profile:
     expertise: Expertise
     requirement: str
     favored: str
-    needs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LevelSet:
+    """Some levels of one attribute (indices into its ``levels``)."""
+
+    attribute: str
+    levels: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class CoherenceRule:
+    """Values that cannot go together on one option: an option whose ``when`` attribute takes
+    one of its levels takes none of the ``forbid`` levels (``why`` says why, for readers)."""
+
+    when: LevelSet
+    forbid: LevelSet
+    why: str
+
+
+@dataclass(frozen=True)
+class NameRule:
+    """Names that imply a value (a real brand's kind, say): an option listed under one of
+    ``names`` takes one of ``levels`` on ``attribute`` wherever that attribute is shown."""
+
+    names: tuple[str, ...]
+    attribute: str
+    levels: tuple[int, ...]
+    why: str
 
 
 @dataclass(frozen=True)
@@ -103,6 +140,8 @@ class Domain:
     names: tuple[str, ...]
     attributes: tuple[DomainAttribute, ...]
     profiles: tuple[Profile, ...]
+    coherence: tuple[CoherenceRule, ...] = ()
+    name_rules: tuple[NameRule, ...] = ()
 
     def attribute(self, key: str) -> DomainAttribute:
         """The attribute with ``key``."""
@@ -182,11 +221,7 @@ def domain_problems(domain: Domain, sgd_slots: dict[str, list[str]] | None = Non
         )
     for i, p in enumerate(domain.profiles):
         out.extend(f"{where}: profiles[{i}]: {msg}" for msg in _profile_problems(domain, p))
-    triples = {tuple(ref.split(":")[0] for ref in p.needs) for p in domain.profiles}
-    if len(triples) < MIN_DISTINCT_TRIPLES:
-        out.append(
-            f"{where}: profiles: need at least {MIN_DISTINCT_TRIPLES} distinct (L1, L2, L3) attribute triples, got {len(triples)}"
-        )
+    out.extend(_rule_problems(domain))
     for name in ("urgency", "budget", "expertise", "situation"):
         values = {getattr(p, name) for p in domain.profiles}
         if len(values) < (len(domain.profiles) if name == "situation" else 2):
@@ -215,6 +250,9 @@ def _attribute_problems(
         (f"needs[{n.key}]", n.satisfied_by) for n in a.needs
     ]
     options += [(f"requirements[{r.key}]", r.satisfied_by) for r in a.requirements]
+    for n in a.needs:
+        if not n.priorities or len(set(n.priorities)) != len(n.priorities):
+            out.append(f"{where}: needs[{n.key}].priorities: expected distinct L1, L2, L3")
     for name, sat in options:
         if not sat or any(not 0 <= v < len(a.levels) for v in sat) or len(set(sat)) != len(sat):
             out.append(
@@ -225,21 +263,45 @@ def _attribute_problems(
     return out
 
 
+def _rule_problems(domain: Domain) -> list[str]:
+    """Coherence and name rules that name unknown attributes, levels or names."""
+    out: list[str] = []
+    keys = {a.key: a for a in domain.attributes}
+
+    def level_problem(where: str, attribute: str, levels: tuple[int, ...]) -> str | None:
+        a = keys.get(attribute)
+        if a is None:
+            return f"{where}.attribute: {attribute!r} is not an attribute of the domain"
+        if not levels or any(not 0 <= v < len(a.levels) for v in levels):
+            return f"{where}.levels: expected indices in [0, {len(a.levels)}), got {list(levels)}"
+        return None
+
+    for i, rule in enumerate(domain.coherence):
+        where = f"domain {domain.id}: coherence[{i}]"
+        for part, ls in (("when", rule.when), ("forbid", rule.forbid)):
+            msg = level_problem(f"{where}.{part}", ls.attribute, ls.levels)
+            if msg:
+                out.append(msg)
+        if rule.when.attribute == rule.forbid.attribute:
+            out.append(f"{where}: when and forbid must name two different attributes")
+    for i, rule in enumerate(domain.name_rules):
+        where = f"domain {domain.id}: name_rules[{i}]"
+        msg = level_problem(where, rule.attribute, rule.levels)
+        if msg:
+            out.append(msg)
+        unknown = [n for n in rule.names if n not in domain.names]
+        if unknown or not rule.names:
+            out.append(f"{where}.names: {unknown or 'none'} are not among the domain's names")
+    return out
+
+
 def _profile_problems(domain: Domain, p: Profile) -> list[str]:
     out: list[str] = []
     try:
         req_attr, req = domain.requirement_option(p.requirement)
         favored = domain.attribute(p.favored)
-        needs = [domain.need_option(ref)[0] for ref in p.needs]
     except DomainError as exc:
         return [str(exc)]
-    if len(needs) != 3:
-        return [f"needs: expected 3 references (L1, L2, L3), got {len(needs)}"]
-    need_keys = [a.key for a in needs]
-    if len(set(need_keys)) != 3:
-        out.append(f"needs: expected 3 distinct attributes, got {need_keys}")
-    if set(need_keys) & {req_attr.key, favored.key}:
-        out.append("needs: a need may not be on the requirement or favored attribute")
     if favored.favored is None:
         out.append(f"favored: attribute {favored.key!r} defines no favored direction")
         return out

@@ -4,11 +4,6 @@ that the visible text of its scenarios cannot give the answer away (docs/domains
 - every attribute can hold hidden needs (at least two: any attribute that is not a profile's
   requirement or favored attribute may be shown as a need or a distractor), so a need
   attribute and a distractor look alike to anyone who knows the domain files;
-- the needs of an attribute cover its levels evenly (no level is "generally desirable": each
-  level satisfies exactly as many of the attribute's needs as any other; with fewer, a need's
-  satisfying levels also meet more of the others, which an attacker who reads the domain files
-  turns into a pointer to ``best``);
-- a need on an attribute with four or more levels is met by at least two levels;
 - need texts speak for the user alone (no companions), so any profile may hold any need;
 - a situation names no attribute of the domain other than its own requirement and favored
   attribute;
@@ -83,18 +78,7 @@ def domain_hiding_problems(d: Domain) -> list[str]:
                 f"(got {len(a.needs)})"
             )
             continue
-        cover = [sum(level in n.satisfied_by for n in a.needs) for level in range(len(a.levels))]
-        if max(cover) != min(cover):
-            out.append(
-                f"{where}: needs cover the levels unevenly (needs per level {cover}); each level "
-                "must satisfy exactly as many of the attribute's needs as any other"
-            )
         for n in a.needs:
-            if len(a.levels) >= 4 and len(n.satisfied_by) < 2:
-                out.append(
-                    f"{where}: needs[{n.key}].satisfied_by: an attribute with {len(a.levels)} "
-                    "levels needs at least 2 satisfying levels per need"
-                )
             allowed = PREMISE_COMPANIONS.get(d.id, frozenset())
             for field in ("statement", "ask_answer", "hint"):
                 found = next(
@@ -120,27 +104,4 @@ def domain_hiding_problems(d: Domain) -> list[str]:
                 f"domain {d.id}: profiles[{i}].situation names attributes {named}: a situation "
                 "explains the visit without pointing at any attribute"
             )
-    return out
-
-
-def situation_need_similarity(d: Domain) -> list[tuple[str, float, bool, float]]:
-    """Per profile (MiniLM, needs the llm extra): (situation, share of its three need attributes
-    among the three attributes most similar to the situation, whether L1 is the most similar,
-    chance of the first). The attributes ranked are those the profile does not state."""
-    import numpy as np
-
-    from hear2act_env.text_encoder import MiniLMEncoder
-
-    enc = MiniLMEncoder.get()
-    text = {a.key: f"{a.label}: {', '.join(a.keywords)}" for a in d.attributes}
-    out = []
-    for p in d.profiles:
-        own = {p.requirement.split(":")[0], p.favored}
-        keys = [a.key for a in d.attributes if a.key not in own]
-        needs = [ref.split(":")[0] for ref in p.needs]
-        sims = (enc.encode([text[k] for k in keys]) @ enc.encode([p.situation])[0]).numpy()
-        order = [keys[i] for i in np.argsort(-sims)]
-        out.append(
-            (p.situation, len(set(order[:3]) & set(needs)) / 3, order[0] == needs[0], 3 / len(keys))
-        )
     return out

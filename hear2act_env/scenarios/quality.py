@@ -102,37 +102,17 @@ def domain_text_problems(d: Domain) -> list[str]:
             out.extend(_need_option_problems(d, a, option))
     out.extend(_name_gender_problems(d))
     out.extend(_name_claim_problems(d))
-    for i, p in enumerate(d.profiles):
-        for ref in p.needs:
-            try:
-                attr = d.need_option(ref)[0]
-            except Exception:  # reported by domain_problems
-                continue
-            if mentions(p.situation, attr.keywords):
-                out.append(
-                    f"domain {d.id}: profiles[{i}].situation mentions a keyword of hidden need attribute {attr.key!r}"
-                )
-            for template in d.request_templates:
-                if mentions(template.replace("{requirement}", ""), attr.keywords):
-                    out.append(
-                        f"domain {d.id}: request template {template!r} mentions hidden need attribute {attr.key!r}"
-                    )
-        try:
-            req_attr, req = d.requirement_option(p.requirement)
-            fav = d.attribute(p.favored)
-        except Exception:
-            continue
-        for ref in p.needs:
-            try:
-                attr = d.need_option(ref)[0]
-            except Exception:
-                continue
-            spoken = [req.phrase] + ([fav.favored.phrase] if fav.favored else [])
-            if any(mentions(t, attr.keywords) for t in spoken):
-                out.append(
-                    f"domain {d.id}: profiles[{i}]: the requirement or favored phrase mentions hidden need attribute {attr.key!r}"
-                )
-        del req_attr
+    for template in d.request_templates:
+        named = [
+            a.key
+            for a in d.attributes
+            if mentions(template.replace("{requirement}", ""), a.keywords)
+        ]
+        if named:
+            out.append(
+                f"domain {d.id}: request template {template!r} mentions attributes {named}, "
+                "any of which may hold a hidden need"
+            )
     return out
 
 

@@ -7,11 +7,12 @@ import pytest
 import hear2act_env.scenarios.bank as bank
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import Hear2ActError, ScenarioError
-from hear2act_env.scenarios.check import check_domain
+from hear2act_env.scenarios.check import check_domain, rule_problems
 from hear2act_env.scenarios.domain import domain_files, load_domain
+from hear2act_env.scenarios.quality import scenario_text_problems
 
 
-@pytest.mark.slow  # builds the whole bank (about 3 min on one core): .ci/run's slow step
+@pytest.mark.slow  # builds the whole bank (about 5 min on 2 cores): .ci/run's slow step
 def test_shipped_bank_is_what_the_generator_makes():
     """Same bytes on every run and machine: regenerate from the domain files and compare."""
     assert bank.dumps_bank(bank.build_bank()) == bank.BANK_PATH.read_bytes()
@@ -28,7 +29,14 @@ def test_bank_loads_and_is_consistent():
 
 @pytest.mark.parametrize("path", domain_files(), ids=lambda p: p.stem)
 def test_every_domain_passes_every_check(path):
-    assert check_domain(load_domain(path)) == []
+    """The domain checks, and the text and rule checks on its shipped scenarios (generating
+    them takes about a second each: the slow rebuild test covers that they are what the
+    generator makes)."""
+    domain = load_domain(path)
+    assert check_domain(domain, generate=False) == []
+    mine = [s for s in bank.load_bank() if s.domain == domain.id]
+    assert len(mine) == 10
+    assert [p for s in mine for p in scenario_text_problems(s) + rule_problems(s, domain)] == []
 
 
 def test_corrupt_bank_is_detected(tmp_path, monkeypatch):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hear2act_env.protocol.scenario import Role, Scenario
+from hear2act_env.scenarios.domain import DomainAttribute
 
 __all__ = ["ScenarioView", "Truth", "desirability", "view_of"]
 
@@ -51,7 +52,6 @@ def _domain_desirability(
     """Per attribute key and level text, the share of the domain's needs on that attribute that
     the level satisfies (None when the domain is not one of the shipped domain files; a
     scenario may show only some of an attribute's levels, so levels are matched by text)."""
-    from hear2act_env.scenarios.construction import level_desirability
     from hear2act_env.scenarios.domain import domain_files, load_domain
 
     for path in domain_files(folder):
@@ -59,6 +59,15 @@ def _domain_desirability(
             d = load_domain(path)
             return {a.key: dict(zip(a.levels, level_desirability(a))) for a in d.attributes}
     return None
+
+
+def level_desirability(a: DomainAttribute) -> np.ndarray:
+    """Per level, the share of the attribute's needs (in the domain file) that it satisfies:
+    what someone who reads the domain files would call a generally good value."""
+    counts = np.zeros(len(a.levels))
+    for need in a.needs:
+        counts[list(need.satisfied_by)] += 1
+    return counts / max(len(a.needs), 1)
 
 
 def desirability(scenario: Scenario, domains: str | None = None) -> np.ndarray:
