@@ -10,7 +10,8 @@ from hear2act_env.protocol.scenario import Scenario
 
 
 def domain_table(scenarios: Sequence[Scenario]) -> str:
-    """One line per domain: category, scenario counts per split, distinct need triples."""
+    """One line per domain: category, scenario counts per split, distinct need-attribute
+    triples among its scenarios."""
     rows = [f"{'domain':<28}{'category':<15}{'train':>6}{'test':>6}{'triples':>9}  SGD services"]
     for domain in sorted({s.domain for s in scenarios}):
         group = [s for s in scenarios if s.domain == domain]
@@ -34,6 +35,12 @@ def describe_scenario(s: Scenario) -> str:
         f"requirement: {s.requirement.attribute} ({s.requirement.phrase})",
         f"favored: {s.favored.attribute} ({s.favored.better} is better)",
     ]
+    x = s.identifiability
+    if x is not None:
+        lines.append(
+            f"identifiability: {x.valid_triples} valid need triples; no option is best under "
+            f"more than {x.best_posterior:.3f} of them"
+        )
     for n in s.needs:
         lines += [
             f"{n.level} on {n.attribute}:",
