@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import multiprocessing as mp
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -82,16 +84,34 @@ def test_thread_safety(renderer):
         assert a.tobytes() == b.tobytes()
 
 
+_POOL_CHECK = """
+import multiprocessing as mp, sys
+from hear2act_env.protocol.delivery import DELIVERIES
+from hear2act_env.protocol.scenario import PERSONAS
+from hear2act_env.speech.espeak import EspeakRenderer
+from hear2act_env.speech.utterance import Utterance
+lines = {lines!r}
+utts = [Utterance(lines[i % 3], DELIVERIES[i % len(DELIVERIES)], PERSONAS[i % 6], i, 0.5 * (i % 4))
+        for i in range(6)]
+renderer = EspeakRenderer()
+serial = [renderer.render(u) for u in utts]
+if __name__ == "__main__":
+    with mp.get_context({method!r}).Pool(2) as pool:
+        pooled = pool.map(renderer.render, utts)
+    sys.exit(0 if all(a.tobytes() == b.tobytes() for a, b in zip(serial, pooled)) else 1)
+"""
+
+
 @pytest.mark.parametrize("method", ["spawn", "fork"])
-def test_process_pool(renderer, method):
+def test_process_pool(tmp_path, method):
+    """Rendering in a process pool gives the serial bytes. Run in a fresh interpreter: forking
+    the test process, which other tests leave with live threads, can deadlock a worker."""
     if method not in mp.get_all_start_methods():
         pytest.skip(f"no {method} start method")
-    utts = _utts(6)
-    serial = [renderer.render(u) for u in utts]
-    with mp.get_context(method).Pool(2) as pool:
-        pooled = pool.map(renderer.render, utts)
-    for a, b in zip(serial, pooled):
-        assert a.tobytes() == b.tobytes()
+    script = tmp_path / "pool_check.py"
+    script.write_text(_POOL_CHECK.format(lines=list(LINES), method=method))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
 
 
 @pytest.mark.parametrize("variation", [0, 17])
