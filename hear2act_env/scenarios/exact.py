@@ -209,7 +209,7 @@ def valid_triples(visible: VisiblePart, pool: Sequence[PoolNeed]) -> ValidTriple
     if eligible is None:
         return empty
     score = _favored_scores(visible, values)
-    best_of = _best_lookup(eligible, score[eligible])
+    best_of = best_lookup(eligible, score[eligible])
 
     # one row per usable pool need: its column, eligible mask and opening bit
     open_cols = {visible.column(a) for a in visible.open_attributes}
@@ -287,7 +287,7 @@ def _favored_scores(visible: VisiblePart, values: np.ndarray) -> np.ndarray:
     return level if visible.better == "higher" else -level
 
 
-def _best_lookup(eligible: np.ndarray, score: np.ndarray) -> np.ndarray:
+def best_lookup(eligible: np.ndarray, score: np.ndarray) -> np.ndarray:
     """For each 8-bit mask with two eligible candidates: the shown index of the one ahead on the
     favored attribute (-1 when they tie, or the mask does not have two)."""
     out = np.full(1 << N_ELIGIBLE, -1, dtype=np.int64)

@@ -74,19 +74,12 @@ def generate_domain(domain: Domain) -> list[Scenario]:
     return [generate_scenario(domain, i) for i in range(len(domain.profiles))]
 
 
-def _need_excess(table: Table) -> float:
-    assert table.triples is not None
-    keys = [table.shown[j].key for j in table.open_columns]
-    shares = sorted((table.triples.need_share[k] for k in keys), reverse=True)
-    return sum(shares[:3]) / 3 - 3 / len(keys)
-
-
 def _accepted(table: Table) -> bool:
     assert table.triples is not None
     return (
         table.triples.count > 0
         and table.triples.best_posterior <= ACCEPT_POSTERIOR + 1e-9
-        and _need_excess(table) <= NEED_MARGIN + 1e-9
+        and table.need_excess() <= NEED_MARGIN + 1e-9
     )
 
 
@@ -105,9 +98,9 @@ def generate_scenario(domain: Domain, index: int) -> Scenario:
         table = draw_table(rng, domain, profile, pool, both)
         if table is None or table.triples is None or not table.triples.count:
             continue
-        if kept is None or (table.triples.best_posterior, _need_excess(table)) < (
+        if kept is None or (table.triples.best_posterior, table.need_excess()) < (
             kept.triples.best_posterior,  # type: ignore[union-attr]
-            _need_excess(kept),
+            kept.need_excess(),
         ):
             kept = table
         if _accepted(table):

@@ -33,7 +33,13 @@ from hear2act_env.errors import DomainError
 from hear2act_env.scenarios.capacity import crossing_pairs
 from hear2act_env.scenarios.design import Slots, anneal
 from hear2act_env.scenarios.domain import Domain, DomainAttribute, NeedOption, Profile
-from hear2act_env.scenarios.exact import PoolNeed, ValidTriples, VisiblePart, valid_triples
+from hear2act_env.scenarios.exact import (
+    PoolNeed,
+    ValidTriples,
+    VisiblePart,
+    best_lookup,
+    valid_triples,
+)
 
 __all__ = ["Table", "draw_table", "assign_names", "table_cost"]
 
@@ -76,6 +82,15 @@ class Table:
             better=self.better,  # type: ignore[arg-type]
             opening=OPENING,
         )
+
+    def need_excess(self, triples: ValidTriples | None = None) -> float:
+        """How far the three likeliest need attributes hold more of the needs than chance
+        (3 in the number of open attributes), under ``triples`` (default: the table's)."""
+        found = triples if triples is not None else self.triples
+        assert found is not None
+        keys = [self.shown[j].key for j in self.open_columns]
+        shares = sorted((found.need_share[k] for k in keys), reverse=True)
+        return sum(shares[:3]) / 3 - 3 / len(keys)
 
     @property
     def open_columns(self) -> list[int]:
@@ -193,7 +208,7 @@ def draw_table(
     open_cols = table.open_columns
     picked = [_slots_for(rng, shown[j]) for j in open_cols]
     score = np.array(eligible_levels) * (1 if fav.favored.better == "higher" else -1)  # type: ignore[union-attr]
-    best_of = _best_lookup(score)
+    best_of = best_lookup(np.arange(8), score).tolist()  # eligible index of the one ahead
     design, _ = anneal(rng, [s for s, _ in picked], best_of)
     for k, j in enumerate(open_cols):
         slots, needs = picked[k]
@@ -225,15 +240,6 @@ def draw_table(
     table.triples = valid_triples(table.visible(), pool)
     _repair(rng, table, domain, pool)
     return table
-
-
-def _best_lookup(score: np.ndarray) -> list[int]:
-    out = [-1] * 256
-    for a in range(8):
-        for b in range(a + 1, 8):
-            if score[a] != score[b]:
-                out[(1 << a) | (1 << b)] = a if score[a] > score[b] else b
-    return out
 
 
 def _violations(table: Table, domain: Domain, rows: Sequence[int] = range(N_ROWS)) -> list:
@@ -271,16 +277,12 @@ def _cohere(rng: np.random.Generator, table: Table, domain: Domain) -> bool:
     return not _violations(table, domain)
 
 
-def table_cost(
-    triples: ValidTriples, n_open: int, shown: Sequence[str], open_keys: set[str]
-) -> float:
+def table_cost(table: Table, triples: ValidTriples) -> float:
     """What the exact repair lowers: the largest share of one best, plus how far the three most
     likely need attributes are above chance + 0.05."""
     if not triples.count:
         return 10.0
-    shares = sorted((triples.need_share[k] for k in shown if k in open_keys), reverse=True)
-    excess = max(0.0, sum(shares[:3]) / 3 - 3 / n_open - 0.05)
-    return triples.best_posterior + 0.5 * excess
+    return triples.best_posterior + 0.5 * max(0.0, table.need_excess(triples) - 0.05)
 
 
 def _repair(
@@ -288,8 +290,6 @@ def _repair(
 ) -> None:
     """Level changes within classes that lower ``table_cost``, kept when they do not break
     coherence."""
-    keys = [a.key for a in table.shown]
-    open_keys = {keys[j] for j in table.open_columns}
     free = [
         (r, j)
         for j in table.open_columns
@@ -297,7 +297,7 @@ def _repair(
         if len(table.classes[(r, j)]) > 1
     ]
     assert table.triples is not None
-    cost = table_cost(table.triples, len(open_keys), keys, open_keys)
+    cost = table_cost(table, table.triples)
     for _ in range(REPAIR_STEPS if free else 0):
         if table.triples.best_posterior <= 1 / 7 + 1e-9:
             break
@@ -308,7 +308,7 @@ def _repair(
             table.values[r, j] = old
             continue
         found = valid_triples(table.visible(), pool)
-        new_cost = table_cost(found, len(open_keys), keys, open_keys)
+        new_cost = table_cost(table, found)
         if new_cost <= cost:
             cost, table.triples = new_cost, found
         else:
