@@ -1,6 +1,6 @@
 """How the audit's test-split figures behave when there is nothing to find.
 
-The scenario audit (``hear2act scenarios audit``) holds best-option attackers to top-1 <= 0.16
+The scenario audit (``hear2act scenarios leakage``) holds best-option attackers to top-1 <= 0.16
 against a chance of 1 in 8. On the 96 test-split scenarios one figure's standard error is about
 0.034, so an attacker with no signal at all lands above 0.16 a fair share of the time. This
 script measures that: it keeps the bank's visible tables and replaces ``best`` by an eligible

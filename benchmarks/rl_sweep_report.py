@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hear2act_env.config import EnvConfig
 from hear2act_env.evaluation import metrics as M
 from hear2act_env.evaluation.records import EpisodeRecord
 from hear2act_env.evaluation.report import errorbar_ci
@@ -72,7 +73,7 @@ def load_sweep(root: Path) -> dict[Cell, list[EpisodeRecord]]:
     cells: dict[Cell, list[EpisodeRecord]] = defaultdict(list)
     for path in sorted((root / "eval").glob("*.jsonl")):
         manifest = json.loads(path.with_suffix(".manifest.json").read_text())
-        cost = float(manifest["config"]["env_kwargs"].get("turn_cost", 0.0))
+        cost = EnvConfig.from_stored(manifest["config"]).turn_cost
         for r in load_records(path):
             if r.key.agent.startswith("ppo:"):
                 config = configs.get(r.key.agent)
@@ -388,11 +389,13 @@ def decision_rates(run: Path, split: str = "test", runs: int = 2) -> dict[str, f
     from hear2act_agents.rl.envs import base_env
 
     env = base_env(
-        config["access"],
-        config["realization"],
-        config["turn_cost"],
-        split,
-        config.get("scenarios"),
+        EnvConfig.from_stored(config).replace(
+            access=config["access"],
+            realization=config["realization"],
+            turn_cost=config["turn_cost"],
+            split=split,
+            scenarios=config.get("scenarios"),
+        )
     )
     policy = load_policy(run)
     env = wrap_for(env, policy)

@@ -10,15 +10,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from hear2act_env.conditions import (
-    SPLIT_CHOICES,
-    STATE_FIDELITY,
-    Access,
-    AccessName,
-    SplitChoice,
-    StateFidelity,
-)
-from hear2act_env.constants import DOMAIN_MAX, OPTIONS_MAX, SAMPLE_RATE, TRANSCRIPT_MAX
+from hear2act_env.config import EnvConfig
+from hear2act_env.constants import DOMAIN_MAX, OPTIONS_MAX, TRANSCRIPT_MAX
 from hear2act_env.errors import ConfigError, MissingExtraError
 from hear2act_env.lexical import SURFACE_OF, LexicalView
 from hear2act_env.protocol.delivery import STATE_WITHHELD, State
@@ -26,9 +19,7 @@ from hear2act_env.protocol.engine import (
     N_ACTS,
     N_OPTIONS,
     N_TOPICS,
-    REALIZATIONS,
     Act,
-    Realization,
     ReplyKind,
     ScenarioFacts,
     UserEngine,
@@ -38,8 +29,6 @@ from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.protocol.validator import TEXT_CHARSET
 from hear2act_env.scenarios.bank import load_bank, load_scenarios
 
-#: Default ``prosody_strength`` (calibrated: see README, "Speech channel").
-DEFAULT_PROSODY_STRENGTH = 1.0
 #: Waveforms each env keeps in memory (about 100 kB each) in front of the disk cache.
 AUDIO_MEMORY_ITEMS = 512
 AUDIO_PLACEHOLDER = "[user audio]"
@@ -101,6 +90,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
 
     ## Observation Space
     A ``Dict`` whose keys depend on ``access``:
+
     - ``domain``: ``Text``, the service domain in words ("domestic flights"), for prompts.
     - ``transcript``: ``Text``, the dialogue so far, one ``User:``/``Assistant:`` line per turn.
       Without T (access ``A``) every user turn after the request reads ``[user audio]``.
@@ -130,32 +120,21 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
     current recommendation.
 
     ## Arguments
-    - ``realization``: ``"prosody"`` (Prosody-mediated) or ``"explicit"`` (Explicit lexical).
-    - ``access``: which channels the agent gets, ``"T"`` (transcript), ``"T+S"`` (plus the state
-      tag), ``"A"``, ``"A+T"``, ``"A+T+S"`` (with audio: needs the ``audio`` extra), or an
-      ``hear2act_env.conditions.Access`` value.
-    - ``state_fidelity``: what S shows: ``"correct"``, ``"none"`` (always 0), ``"always_resolved"``
-      (1), ``"always_unresolved"`` (2), ``"shuffled"`` (each user turn, the tag the user would
-      give to a uniformly drawn option of the scenario: it can say "resolved" on the opening
-      and mislead either way).
-    - ``allow_clarify``: False for spoken assistants (CLARIFY becomes invalid).
-    - ``turn_cost``: reward subtracted per agent action (default 0).
-    - ``max_actions``: action budget (default 20, as in the paper).
-    - ``split``: ``"train"``, ``"test"`` or ``"all"`` scenarios to sample from.
-    - ``scenario``: a scenario id to play every episode.
-    - ``scenarios``: a path to a JSON/JSONL scenario file, or a sequence of ``Scenario``; default
-      the shipped bank.
-    - ``render_mode``: ``"ansi"``: ``render()`` returns the transcript with state and delivery
-      tags (``[state/delivery]``) on every user turn.
-    - ``renderer``: the text-to-speech renderer for audio access: any object following
-      ``hear2act_env.speech.utterance.Renderer``, or a name (``"espeak"``, ``"piper"`` for the
-      neural voice, or ``"MODULE:NAME"``; ``hear2act_env.speech.renderers``); default espeak-ng.
-    - ``prosody_strength``: how far delivery labels move the voice from neutral, in [0, 2]
-      (0: every label sounds the same; 1: the calibrated default).
-    - ``audio_cache``: a folder for rendered audio, True/None for the default folder
-      (``$HEAR2ACT_CACHE_DIR`` or ``~/.cache/hear2act-env/audio``), False for memory only.
-    - ``max_audio_seconds``: length of the ``audio`` buffer in seconds, in (0, 120] (default 15;
-      longer turns are cut).
+    ``Hear2ActEnv(config)`` with a ``hear2act_env.config.EnvConfig``, or its settings as keyword
+    arguments (``gym.make(id, turn_cost=0.05, renderer="piper")``: the speech settings may be
+    given flat); the env's ``config`` attribute holds the checked value. The settings (details in
+    ``EnvConfig``): ``realization`` (``"prosody"`` or ``"explicit"``), ``access`` (``"T"``,
+    ``"T+S"``, ``"A"``, ``"A+T"``, ``"A+T+S"``; audio needs the ``audio`` extra),
+    ``state_fidelity`` (``"correct"``, ``"none"``, ``"always_resolved"``,
+    ``"always_unresolved"``, ``"shuffled"``: each user turn, the tag the user would give to a
+    uniformly drawn option), ``allow_clarify`` (False for spoken assistants), ``turn_cost``
+    (default 0), ``max_actions`` (default 20), ``split`` (``"train"``, ``"test"``, ``"all"``),
+    ``scenario`` (one id for every episode), ``scenarios`` (a scenario file or a sequence of
+    ``Scenario``; default the shipped bank), ``render_mode`` (``"ansi"``: ``render()`` returns
+    the transcript with ``[state/delivery]`` tags), and the speech settings ``renderer``
+    (``"espeak"``, ``"piper"``, ``"MODULE:NAME"`` or a 16 kHz renderer object),
+    ``prosody_strength`` in [0, 2], ``audio_cache`` (a folder, True/None for the default
+    folder, False for memory only) and ``max_audio_seconds`` in (0, 120] (default 15).
 
     ## Info
     ``is_success``, ``final_option`` (0-based when the episode ends, ``-1`` before it: one type
@@ -171,59 +150,29 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
-    def __init__(
-        self,
-        realization: Realization = "prosody",
-        access: AccessName | Access = "T",
-        state_fidelity: StateFidelity = "correct",
-        allow_clarify: bool = True,
-        turn_cost: float = 0.0,
-        max_actions: int = 20,
-        split: SplitChoice = "all",
-        scenario: str | None = None,
-        scenarios: str | Path | Sequence[Scenario] | None = None,
-        render_mode: str | None = None,
-        renderer: Any = None,
-        prosody_strength: float = DEFAULT_PROSODY_STRENGTH,
-        audio_cache: str | Path | bool | None = None,
-        max_audio_seconds: float = 15.0,
-    ) -> None:
-        _check_choice("realization", realization, REALIZATIONS)
-        channels = Access.parse(access)
-        _check_choice("state_fidelity", state_fidelity, STATE_FIDELITY)
-        _check_choice("split", split, SPLIT_CHOICES)
-        if render_mode is not None:
-            _check_choice("render_mode", render_mode, tuple(self.metadata["render_modes"]))
-        if not isinstance(max_actions, int | np.integer) or max_actions < 1:
-            raise ConfigError(f"max_actions: got {max_actions!r}, expected a positive integer")
-        if not isinstance(turn_cost, int | float) or not np.isfinite(turn_cost) or turn_cost < 0:
-            raise ConfigError(f"turn_cost: got {turn_cost!r}, expected a finite number >= 0")
-        if not isinstance(prosody_strength, int | float) or not 0 <= prosody_strength <= 2:
-            raise ConfigError(
-                f"prosody_strength: got {prosody_strength!r}, expected a number in [0, 2]"
-            )
-        if not isinstance(max_audio_seconds, int | float) or not 0 < max_audio_seconds <= 120:
-            raise ConfigError(
-                f"max_audio_seconds: got {max_audio_seconds!r}, expected a number in (0, 120]"
-            )
-        self.realization = realization
-        self.channels = channels
-        self.access = str(channels)
-        self.state_fidelity = state_fidelity
-        self.allow_clarify = bool(allow_clarify)
-        self.turn_cost = float(turn_cost)
-        self.max_actions = int(max_actions)
-        self.split = split
-        self.render_mode = render_mode
-        self.scenarios = _select(_source(scenarios), split)
+    def __init__(self, config: EnvConfig | None = None, **kwargs: Any) -> None:
+        config = _resolve_config(config, kwargs)
+        self.config = config
+        speech = config.speech
+        self.realization = config.realization
+        self.channels = config.channels
+        self.access = config.access
+        self.state_fidelity = config.state_fidelity
+        self.allow_clarify = config.allow_clarify
+        self.turn_cost = config.turn_cost
+        self.max_actions = config.max_actions
+        self.split = config.split
+        self.render_mode = config.render_mode
+        self.scenarios = _select(_source(config.scenarios), config.split)
         self._by_id = {s.id: s for s in self.scenarios}
-        if scenario is not None and scenario not in self._by_id:
+        if config.scenario is not None and config.scenario not in self._by_id:
             raise ConfigError(
-                f"scenario: {scenario!r} is not among the {len(self.scenarios)} scenarios of split {split!r}"
+                f"scenario: {config.scenario!r} is not among the {len(self.scenarios)} scenarios "
+                f"of split {config.split!r}"
             )
-        self.fixed_scenario = scenario
-        self.prosody_strength = float(prosody_strength)
-        self.max_audio_samples = int(round(max_audio_seconds * SAMPLE_RATE))
+        self.fixed_scenario = config.scenario
+        self.prosody_strength = speech.prosody_strength
+        self.max_audio_samples = speech.max_audio_samples
         #: The latest user turn's clip: renderer, utterance and buffer length, as a string key
         #: (None before the first spoken turn). Wrappers that keep derived values of the audio
         #: (``ProsodyFeatures``' feature cache) store them under it.
@@ -232,7 +181,6 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
         #: audio from its observations: ``skip_render(key) -> bool``; when True the turn is not
         #: rendered and the raw observation's ``audio_length`` is 0 (never set it otherwise).
         self.skip_render: Callable[[str], bool] | None = None
-        self._renderer_arg, self._cache_arg = renderer, audio_cache
         self._speech: Any = None  # (renderer, cache), built lazily per process
         if self.channels.audio:
             self._speaker()  # fail now, not mid-episode, when the audio extra is missing
@@ -429,20 +377,13 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
                 from hear2act_env.speech.espeak import EspeakRenderer
             except ImportError as exc:  # pragma: no cover - depends on the installed extras
                 raise MissingExtraError("audio", exc.name or "espeakng_loader") from None
-            renderer = self._renderer_arg if self._renderer_arg is not None else EspeakRenderer()
+            speech = self.config.speech
+            renderer = speech.renderer if speech.renderer is not None else EspeakRenderer()
             if isinstance(renderer, str):
                 from hear2act_env.speech.renderers import make_renderer
 
                 renderer = make_renderer(renderer, "renderer")
-            else:
-                from hear2act_env.speech.utterance import Renderer
-
-                if not isinstance(renderer, Renderer):
-                    raise ConfigError(
-                        f"renderer: expected a renderer name (espeak, piper, MODULE:NAME) or an "
-                        f"object with name, version, sample_rate and render(); got {renderer!r}"
-                    )
-            arg = self._cache_arg
+            arg = speech.audio_cache
             disk = arg is not False
             root = None if arg in (None, True, False) else arg
             self._speech = (renderer, AudioCache(root, disk=disk, memory_items=AUDIO_MEMORY_ITEMS))
@@ -545,9 +486,24 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
         }
 
 
-def _check_choice(name: str, value: Any, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        raise ConfigError(f"{name}: got {value!r}, expected one of {list(allowed)}")
+def _resolve_config(config: EnvConfig | None, kwargs: dict[str, Any]) -> EnvConfig:
+    """The env's config: ``config`` and/or keyword arguments (``gym.make`` passes the id's
+    own settings as keyword arguments: they must agree with a ``config`` given too)."""
+    if config is None:
+        return EnvConfig.from_kwargs(**kwargs)
+    if not isinstance(config, EnvConfig):
+        raise ConfigError(f"config: got {type(config).__name__}, expected an EnvConfig")
+    if not kwargs:
+        return config
+    merged = config.replace(**kwargs)
+    for name in ("realization", "access"):
+        if name in kwargs and getattr(merged, name) != getattr(config, name):
+            raise ConfigError(
+                f"{name}: the keyword arguments (or the env id) set {getattr(merged, name)!r} "
+                f"and config has {getattr(config, name)!r}; make the id that has your "
+                "settings, or Hear2ActEnv(config) without keyword arguments"
+            )
+    return merged
 
 
 def _source(scenarios: str | Path | Sequence[Scenario] | None) -> tuple[Scenario, ...]:

@@ -17,8 +17,8 @@ if "HEAR2ACT_CACHE_DIR" not in os.environ:
     atexit.register(shutil.rmtree, os.environ["HEAR2ACT_CACHE_DIR"], ignore_errors=True)
 
 from hear2act_env.protocol.scenario import Scenario
+from hear2act_env.scenarios.bank import load_bank
 from hear2act_env.scenarios.domain import load_domain
-from hear2act_env.scenarios.generator import generate_scenario
 
 DOMAINS = Path(__file__).resolve().parents[1] / "hear2act_env" / "scenarios" / "domains"
 
@@ -28,12 +28,21 @@ def flights_domain():
     return load_domain(DOMAINS / "domestic-flights.json")
 
 
+# The scenarios below are read from the shipped bank, which holds what the generator makes
+# (generate_scenario(domain, i) for profile i): generating these ten takes about 15 s, loading
+# them well under one. The slow test_bank rebuild compares the whole bank with the generator,
+# test_bank_v3 one scenario of it in the default run.
+
+
 @pytest.fixture(scope="session")
-def scenario(flights_domain) -> Scenario:
+def scenario(flights_scenarios) -> Scenario:
     """A valid scenario (domestic-flights-01)."""
-    return generate_scenario(flights_domain, 0)
+    return flights_scenarios[0]
 
 
 @pytest.fixture(scope="session")
 def flights_scenarios(flights_domain) -> list[Scenario]:
-    return [generate_scenario(flights_domain, i) for i in range(10)]
+    """The ten domestic-flights scenarios (profiles 0 to 9, in order)."""
+    mine = [s for s in load_bank() if s.domain == flights_domain.id]
+    assert [s.id for s in mine] == [f"{flights_domain.id}-{i:02d}" for i in range(1, 11)]
+    return mine

@@ -19,10 +19,11 @@ from pathlib import Path
 import pytest
 
 from hear2act_env.cli import main
+from hear2act_env.config import EnvConfig
 from hear2act_env.evaluation.runner import GridConfig
 
 ROOT = Path(__file__).resolve().parents[1]
-SID = GridConfig(agents=("prober",), split="test").scenario_ids()[0]
+SID = GridConfig(agents=("prober",), env=EnvConfig(split="test")).scenario_ids()[0]
 ONE = ["--scenarios", SID, "--access", "T", "--realizations", "prosody", "--no-plots"]
 DEEP = "[" * 50_000 + "]" * 50_000
 ANY_DONE = (0, 3)
@@ -81,7 +82,7 @@ IN_PROCESS: list[tuple[str, tuple[int, ...]]] = [
     ("render --renderer builtins:exec", (2,)),
     ("render --renderer :", (2,)),
     ("render --renderer hear2act_env.nope:Renderer", (2,)),
-    ("render --cache-dir {sub} --limit 1", (2,)),
+    ("render --audio-cache {sub} --limit 1", (2,)),
     ("render --scenario-file {garbage}", (2,)),
     ("render --scenario-file {empty}", (2,)),
     ("render --scenario-file {deepjson}", (2,)),
@@ -89,8 +90,8 @@ IN_PROCESS: list[tuple[str, tuple[int, ...]]] = [
     ("render --scenario-file {tmp}", (2,)),
     ("render --realizations nope", (2,)),
     # perceive
-    ("perceive --save {sub}", (2,)),
-    ("perceive --save /proc/hear2act-no.json", (2,)),
+    ("perceive --save-perceiver {sub}", (2,)),
+    ("perceive --save-perceiver /proc/hear2act-no.json", (2,)),
     ("perceive --per-scenario 0", (2,)),
     ("perceive --train-stride -1", (2,)),
     ("perceive --curve abc", (2,)),

@@ -198,15 +198,21 @@ def test_scenarios_export_unwritable(capsys, blocker, tmp_path, fmt):
 
 
 def test_perceive_outputs_unwritable(capsys, blocker, tmp_path):
-    _one_line_error(capsys, ["perceive", "--save", str(blocker / "p.json")], "--save")
-    _one_line_error(capsys, ["perceive", "--save", str(tmp_path)], "--save", "is a folder")
+    _one_line_error(
+        capsys, ["perceive", "--save-perceiver", str(blocker / "p.json")], "--save-perceiver"
+    )
+    _one_line_error(
+        capsys, ["perceive", "--save-perceiver", str(tmp_path)], "--save-perceiver", "is a folder"
+    )
     _one_line_error(capsys, ["perceive", "--ablation", "--json", str(blocker / "a.json")], "--json")
 
 
 def test_an_unwritable_proc_path_is_refused(capsys):
     if not Path("/proc/self").exists():
         pytest.skip("no /proc")
-    _one_line_error(capsys, ["perceive", "--save", "/proc/hear2act-no/p.json"], "--save")
+    _one_line_error(
+        capsys, ["perceive", "--save-perceiver", "/proc/hear2act-no/p.json"], "--save-perceiver"
+    )
 
 
 # --- render's exit status ------------------------------------------------------------------
@@ -241,7 +247,7 @@ def tone(monkeypatch) -> str:
 def _render_args(cache: Path, spec: str) -> list[str]:
     return [
         "render", "--limit", "1", "--split", "test", "--realizations", "explicit",
-        "--cache-dir", str(cache), "--workers", "1", "--renderer", spec,
+        "--audio-cache", str(cache), "--workers", "1", "--renderer", spec,
     ]  # fmt: skip
 
 
@@ -272,7 +278,7 @@ def test_render_exits_3_when_clips_are_not_cached(tmp_path, tone, capsys):
 
 
 def test_render_with_an_unwritable_cache_dir_stops_before_work(blocker, tone, capsys):
-    _one_line_error(capsys, _render_args(blocker / "cache", tone), "--cache-dir")
+    _one_line_error(capsys, _render_args(blocker / "cache", tone), "--audio-cache")
 
 
 def test_an_interrupted_render_leaves_only_whole_entries(tmp_path, tone, capsys):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 from pathlib import Path
 
 import gymnasium as gym
@@ -126,6 +127,63 @@ def test_flag_names_mean_one_thing_across_commands():
     assert "--scenarios" in seen and "--scenario-file" in seen and "--path" not in seen
 
 
+def _flags() -> dict[str, dict[str, argparse.Action]]:
+    """Every command's options: {command: {flag: action}}."""
+    return {
+        name: {f: a for a in sub._actions for f in a.option_strings}  # noqa: SLF001
+        for name, sub in _subparsers(build_parser())
+    }
+
+
+def test_one_spelling_per_concept():
+    """The spellings retired when the flags were unified stay retired, and a singular flag
+    takes one value where its plural takes several (``--scenario`` / ``--scenarios``)."""
+    flags = _flags()
+    every = {f for by_flag in flags.values() for f in by_flag}
+    retired = {
+        "--cache-dir": "--audio-cache",
+        "--save": "--save-perceiver",
+        "--no-play": "--no-episodes",
+        "--output": "--out",
+        "--scenario-files": "--scenario-file",
+    }
+    assert {old: new for old, new in retired.items() if old in every} == {}
+    assert {new for new in retired.values()} <= every
+    for singular in ("--agent", "--scenario", "--realization"):
+        for name, by_flag in flags.items():
+            one, several = by_flag.get(singular), by_flag.get(f"{singular}s")
+            if one is not None:
+                assert one.nargs is None and type(one) is argparse._StoreAction, (name, singular)  # noqa: SLF001
+            if several is not None:
+                assert several.nargs == "+", (name, f"{singular}s")
+    with_ids = {name for name, by_flag in flags.items() if "--scenarios" in by_flag}
+    assert with_ids >= {"eval", "view"}
+
+
+def test_each_command_name_means_one_thing():
+    parser = build_parser()
+    commands = dict(_subparsers(parser))
+    # the bank's attacker audit is `scenarios leakage`; `audit` is the human perception audit
+    assert "scenarios leakage" in commands and "scenarios audit" not in commands
+    leakage = commands["scenarios leakage"]
+    assert "--scenario-file" in _flags()["scenarios leakage"]
+    assert not [a for a in leakage._actions if not a.option_strings]  # noqa: SLF001 - no positional
+    helps = {c.dest: c.help for a in parser._actions for c in getattr(a, "_choices_actions", [])}  # noqa: SLF001
+    assert "perception audit" in helps["audit"] and "leakage" in helps["scenarios"]
+    # `play` is a person playing in the browser: no other command says it plays
+    word = re.compile(r"\bplay(s|ed|ing)?\b", re.IGNORECASE)
+    for action in parser._actions:  # noqa: SLF001
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            for choice in action._choices_actions:  # noqa: SLF001
+                assert choice.dest == "play" or not word.search(choice.help or ""), choice.dest
+    for name, sub in commands.items():
+        if name == "play":
+            continue
+        texts = [sub.description or ""] + [a.help or "" for a in sub._actions]  # noqa: SLF001
+        texts += [c.help or "" for a in sub._actions for c in getattr(a, "_choices_actions", [])]  # noqa: SLF001
+        assert not [t for t in texts if word.search(t)], name
+
+
 # -- imports --------------------------------------------------------------------------------
 def _module_graph() -> dict[str, set[str]]:
     roots = {"hear2act_env": ROOT / "hear2act_env", "hear2act_agents": ROOT / "agents"}
@@ -171,5 +229,102 @@ def test_import_hear2act_env_is_free_of_torch():
     import sys
 
     code = "import sys, hear2act_env, hear2act_agents; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+#: What the scenario layer must never reach, directly or through what it imports: the env and
+#: everything built on it.
+ABOVE_SCENARIOS = (
+    "hear2act_env.env",
+    "hear2act_env.registration",
+    "hear2act_env.wrappers",
+    "hear2act_env.evaluation",
+    "hear2act_env.listen",
+    "hear2act_env.cli",
+)
+
+
+def _top_package_imports(path: Path) -> list[str]:
+    """The imports in ``path`` that load the top package for what it defines itself (``import
+    hear2act_env``, ``from hear2act_env import Hear2ActEnv``), not for one of its submodules."""
+    folder = ROOT / "hear2act_env"
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name == "hear2act_env"]
+        elif isinstance(node, ast.ImportFrom) and node.module == "hear2act_env" and not node.level:
+            found += [
+                f"from hear2act_env import {a.name}"
+                for a in node.names
+                if not (folder / f"{a.name}.py").is_file() and not (folder / a.name).is_dir()
+            ]
+    return found
+
+
+def test_scenarios_never_import_the_env_or_the_top_package():
+    """The scenario layer sits below the env: neither it nor anything it imports (lazily or
+    not) reaches the env, and it never imports the top package (which builds the env)."""
+    graph = _module_graph()
+    start = [m for m in graph if m.startswith("hear2act_env.scenarios")]
+    assert "hear2act_env.scenarios.audit" in start
+    reached, todo = set(start), list(start)
+    while todo:
+        for target in graph[todo.pop()] - reached:
+            if target != "hear2act_env":  # `from hear2act_env import x`: x is its own node
+                reached.add(target)
+                todo.append(target)
+    above = sorted(m for m in reached if m.startswith(ABOVE_SCENARIOS))
+    assert above == []
+    direct = {
+        str(path.relative_to(ROOT)): found
+        for path in (ROOT / "hear2act_env" / "scenarios").rglob("*.py")
+        if (found := _top_package_imports(path))
+    }
+    assert direct == {}
+
+
+def test_top_package_import_check_sees_what_it_should(tmp_path):
+    """The check above flags the import the audit used to make, and not a submodule import."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "def build():\n"
+        "    import hear2act_env  # noqa\n"
+        "    from hear2act_env import Hear2ActEnv, jsonsafe, protocol\n",
+        encoding="utf-8",
+    )
+    assert _top_package_imports(sample) == ["hear2act_env", "from hear2act_env import Hear2ActEnv"]
+
+
+def test_every_wrapper_is_exported_from_the_wrappers_package():
+    import importlib
+    import inspect
+
+    import hear2act_env.wrappers as package
+
+    found = {}
+    for path in sorted((ROOT / "hear2act_env" / "wrappers").glob("*.py")):
+        if path.stem == "__init__":
+            continue
+        module = importlib.import_module(f"hear2act_env.wrappers.{path.stem}")
+        for name, obj in vars(module).items():
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, gym.Wrapper)
+                and obj.__module__ == module.__name__
+                and not name.startswith("_")
+            ):
+                found[name] = obj
+    assert len(found) >= 8  # the eight wrapper classes of the subpackage, at least
+    assert {name: getattr(package, name, None) for name in found} == found
+    assert set(found) <= set(package.__all__)
+    assert all(hasattr(package, name) for name in package.__all__)
+
+
+def test_import_wrappers_is_free_of_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, hear2act_env.wrappers; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -14,6 +14,7 @@ records the episode as an error of kind ``infrastructure``, left out of the metr
 the agent's failure. Configuration errors escape ``act()`` too.
 
 Evidence channels (what decides them):
+
 - ``state`` in the observation (access with S): the state tag block.
 - ``perceived`` in the observation (``PerceivedState`` wrapper): the perceiver's sentence;
   the raw audio is then *not* passed to the decision call (two-stage T+S-hat semantics).

@@ -2,7 +2,7 @@
 
 ``make_env`` builds (inside out)::
 
-    Hear2ActEnv(realization, access, turn_cost, split, ...)
+    Hear2ActEnv(EnvConfig)              (RL_ENV: the train split, no audio disk cache)
     -> StructuredObservation            (what the words said; state with S)
     -> ProsodyFeatures                  (with A: audio -> prosody, prosody_delta; text dropped)
        or LogMelObservation             (with A and a learned encoder: audio -> logmel)
@@ -40,7 +40,7 @@ import numpy as np
 
 from hear2act_agents.rl.actions import FactoredActions
 from hear2act_agents.rl.encoding import EncoderSpec, RLObservation
-from hear2act_env.conditions import Access
+from hear2act_env.config import EnvConfig, SpeechConfig
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.protocol.engine import N_OPTIONS, Act
 from hear2act_env.seeding import derive_seed
@@ -109,26 +109,18 @@ class ShuffleOptions(gym.Wrapper):
         return out
 
 
-def base_env(
-    access: str = "T",
-    realization: str = "prosody",
-    turn_cost: float = 0.0,
-    split: str = "train",
-    scenarios: str | None = None,
-    env_kwargs: dict[str, Any] | None = None,
-) -> Hear2ActEnv:
-    """The raw env (audio without a disk cache unless ``env_kwargs`` says otherwise)."""
-    kw = dict(env_kwargs or {})
-    if Access.parse(access).audio:
-        kw.setdefault("audio_cache", False)
-    return Hear2ActEnv(
-        realization=realization,  # type: ignore[arg-type]
-        access=access,  # type: ignore[arg-type]
-        turn_cost=turn_cost,
-        split=split,  # type: ignore[arg-type]
-        scenarios=scenarios,
-        **kw,
-    )
+#: The env settings RL starts from: the train split, audio rendered without a disk cache.
+RL_ENV = EnvConfig(split="train", speech=SpeechConfig(audio_cache=False))
+
+
+def rl_env_config(config: EnvConfig | None = None, **settings: Any) -> EnvConfig:
+    """``config`` (default ``RL_ENV``) with ``settings`` (``EnvConfig`` keys, speech keys flat)."""
+    return (RL_ENV if config is None else config).replace(**settings)
+
+
+def base_env(config: EnvConfig | None = None, **settings: Any) -> Hear2ActEnv:
+    """The raw env of ``rl_env_config(config, **settings)``."""
+    return Hear2ActEnv(rl_env_config(config, **settings))
 
 
 def numeric_env(env: gym.Env, spec: EncoderSpec | None = None) -> gym.Env:
@@ -146,22 +138,19 @@ def numeric_env(env: gym.Env, spec: EncoderSpec | None = None) -> gym.Env:
 
 
 def make_env(
-    access: str = "T",
-    realization: str = "prosody",
-    turn_cost: float = 0.0,
-    split: str = "train",
-    scenarios: str | None = None,
+    config: EnvConfig | None = None,
+    *,
     spec: EncoderSpec | None = None,
     prune: bool = True,
     monitor: bool = False,
-    env_kwargs: dict[str, Any] | None = None,
     shuffle_options: bool = False,
+    **settings: Any,
 ) -> gym.Env:
-    """The full training stack (see the module docstring)."""
-    spec = spec or EncoderSpec.for_access(access)
-    raw = RecordHear2ActMetrics(
-        base_env(access, realization, turn_cost, split, scenarios, env_kwargs)
-    )
+    """The full training stack (see the module docstring) over the env of
+    ``rl_env_config(config, **settings)``."""
+    env_config = rl_env_config(config, **settings)
+    spec = spec or EncoderSpec.for_access(env_config.access)
+    raw = RecordHear2ActMetrics(Hear2ActEnv(env_config))
     env = numeric_env(raw, spec)
     if shuffle_options:
         env = ShuffleOptions(env)
@@ -179,25 +168,17 @@ def env_thunks(n: int, **kwargs: Any) -> list[Callable[[], gym.Env]]:
 
 
 def fit_prosody_scaler(
-    realization: str = "prosody",
-    access: str = "A+T",
-    split: str = "train",
-    scenarios: str | None = None,
-    episodes: int = 60,
-    seed: int = 0,
-    env_kwargs: dict[str, Any] | None = None,
+    config: EnvConfig, episodes: int = 60, seed: int = 0
 ) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """Mean and standard deviation of (``prosody``, ``prosody_delta``) over user turns.
 
-    Plays ``episodes`` seeded episodes of the ``split`` with a mix of the prober and random
+    Plays ``episodes`` seeded episodes of ``config`` (its turn cost set to 0) with a mix of the prober and random
     actions (so every state and reply kind is heard) and pools every observation.
     """
     from hear2act_agents.baselines import ProberPolicy
 
     env = ProsodyFeatures(
-        StructuredObservation(
-            base_env(access, realization, 0.0, split, scenarios, env_kwargs), keep_text=True
-        ),
+        StructuredObservation(Hear2ActEnv(config.replace(turn_cost=0.0)), keep_text=True),
         drop_text=False,
     )
     rng = np.random.default_rng(seed)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from hear2act_agents.registry import make_agent
 from hear2act_agents.rl.policy import RL_PREFIXES, read_run_config, resolve_run
 from hear2act_env.conditions import Access, Condition
+from hear2act_env.config import EnvConfig
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.records import EpisodeRecord
 from hear2act_env.evaluation.runner import Backend, GridConfig, run_grid
@@ -37,17 +37,15 @@ def _grid(
     workers: int,
     progress: bool,
 ) -> list[EpisodeRecord]:
-    kwargs: dict[str, Any] = {"turn_cost": cost}
+    env = EnvConfig(split=split, scenarios=scenario_file, turn_cost=cost)  # type: ignore[arg-type]
     if Access.parse(access).audio:
-        kwargs["audio_cache"] = False
+        env = env.replace(audio_cache=False)
     config = GridConfig(
         agents=agents,
         realizations=(realization,),
         conditions=(Condition.of(access),),
-        split=split,
         runs=runs,
-        env_kwargs=kwargs,
-        scenario_file=scenario_file,
+        env=env,
     )
     return run_grid(config, path, make_agent, backend=backend, workers=workers, progress=progress)
 

@@ -27,6 +27,7 @@ from hear2act_agents.rl.actions import action_mask, to_env
 from hear2act_agents.rl.encoding import EncoderSpec, encode
 from hear2act_agents.rl.pretrained import pretrained, pretrained_path
 from hear2act_env import jsonsafe
+from hear2act_env.config import EnvConfig
 from hear2act_env.errors import ConfigError, MissingExtraError
 from hear2act_env.policy import Policy
 from hear2act_env.wrappers.prosody import ProsodyTracker
@@ -129,7 +130,7 @@ class RLPolicy(Policy):
         self.masked = config["algorithm"] == "MaskablePPO"
         self.prune = bool(run.get("mask", True))
         self.access = run["access"]
-        trained_with_clarify = bool(run.get("env_kwargs", {}).get("allow_clarify", True))
+        trained_with_clarify = EnvConfig.from_stored(run).allow_clarify
         self.allow_clarify = trained_with_clarify and bool(allow_clarify)
         self.name = name or (
             f"ppo[{run['access']},{run['realization']},c={run['turn_cost']:g},s={run['seed']}]"

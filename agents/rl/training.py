@@ -29,16 +29,20 @@ import json
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hear2act_agents.rl.encoding import AUDIO_ENCODERS, EncoderSpec
+from hear2act_agents.rl.envs import RL_ENV
 from hear2act_env.conditions import Access
+from hear2act_env.config import EnvConfig, left_to_owner
 from hear2act_env.errors import ConfigError, MissingExtraError
-from hear2act_env.protocol.engine import REALIZATIONS
+
+#: Settings a run sets itself (``TrainConfig`` fields), not through ``TrainConfig.env``.
+_RUN_SETTINGS = ("access", "realization", "turn_cost", "split", "scenarios")
 
 __all__ = ["DEFAULT_TURN_COST", "TrainConfig", "TrainResult", "evaluate_greedy", "train"]
 
@@ -79,19 +83,19 @@ class TrainConfig:
     eval_split: str = "test"
     scaler_episodes: int = 60
     torch_threads: int = 1
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    #: Further env settings (renderer, prosody strength, max_actions, ...): the fields above set
+    #: access, realization, turn cost, split and scenario file, so those stay at their defaults.
+    env: EnvConfig = field(default_factory=lambda: RL_ENV)
     # with A: "features" (the 8 handcrafted prosodic features) or "learned" (a convolutional
     # encoder over log-mel spectrograms, trained with the policy: audio_encoder.py)
     audio_encoder: str = "features"
 
     def __post_init__(self) -> None:
-        Access.parse(self.access)  # a ConfigError names the field and the accepted values
-        if self.realization not in REALIZATIONS:
-            raise ConfigError(
-                f"realization: got {self.realization!r}, expected one of {list(REALIZATIONS)}"
-            )
-        if not np.isfinite(self.turn_cost) or self.turn_cost < 0:
-            raise ConfigError(f"turn_cost: got {self.turn_cost!r}, expected a number >= 0")
+        if isinstance(self.env, dict):  # a config.json read back
+            self.env = EnvConfig.from_dict(self.env, "env")
+        left_to_owner(self.env, _RUN_SETTINGS, RL_ENV, "the run (TrainConfig's own fields)")
+        # access, realization, turn cost, split and scenario file: the env's rules, once
+        self.env_config()
         if self.timesteps < 1:
             raise ConfigError(f"timesteps: got {self.timesteps}, expected >= 1")
         if self.vec not in ("auto", "dummy", "subproc"):
@@ -157,19 +161,31 @@ class TrainConfig:
         """Steps per env per rollout."""
         return self.n_steps or max(2048 // self.resolved_n_envs(), 16)
 
+    def env_config(self, split: str | None = None) -> EnvConfig:
+        """The env of this run (of ``split``, default the training split)."""
+        return self.env.replace(
+            access=self.access,
+            realization=self.realization,
+            turn_cost=self.turn_cost,
+            split=split or self.split,
+            scenarios=self.scenarios,
+        )
+
     def env_args(self, split: str | None = None, train: bool = True) -> dict[str, Any]:
         """Keyword arguments of ``envs.make_env`` (without the encoder spec); ``train=False``
         for the evaluation env (the env's own option order)."""
         return {
+            "config": self.env_config(split),
             "shuffle_options": self.shuffle_options and train,
-            "access": self.access,
-            "realization": self.realization,
-            "turn_cost": self.turn_cost,
-            "split": split or self.split,
-            "scenarios": self.scenarios,
             "prune": self.mask,
-            "env_kwargs": dict(self.env_kwargs),
         }
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``config.json``'s ``config``)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["net_arch"] = list(self.net_arch)
+        data["env"] = self.env.to_dict()
+        return data
 
 
 @dataclass
@@ -344,15 +360,7 @@ def train_config(config: TrainConfig, out_dir: str | Path, progress: bool = True
         scaler = {"audio_encoder": "learned", "logmel": LogMelSettings().to_dict()}
     elif config.audio:
         say(f"[{out.name}] fitting the prosody scaler on {config.scaler_episodes} episodes ...")
-        mean, scale = fit_prosody_scaler(
-            config.realization,
-            config.access,
-            config.split,
-            config.scenarios,
-            config.scaler_episodes,
-            config.seed,
-            dict(config.env_kwargs),
-        )
+        mean, scale = fit_prosody_scaler(config.env_config(), config.scaler_episodes, config.seed)
         scaler = {"prosody_mean": mean, "prosody_scale": scale}
     spec = EncoderSpec.for_access(config.access, derived=config.derived, **scaler)
 
@@ -464,7 +472,7 @@ def train_config(config: TrainConfig, out_dir: str | Path, progress: bool = True
     payload = {
         "kind": "hear2act-rl-v1",
         "algorithm": type(model).__name__,
-        "config": {**asdict(config), "net_arch": list(config.net_arch)},
+        "config": config.to_dict(),
         "encoder": spec.to_dict(),
         "n_envs": n_envs,
         "vec": "subproc" if use_subproc else "dummy",

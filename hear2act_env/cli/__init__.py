@@ -1,9 +1,14 @@
 """The ``hear2act`` command: one parser, one module per command group.
 
-``demo`` (demo.py); ``render``, ``perceive`` (speech.py); ``scenarios`` (scenarios.py);
-``benchmark``, ``eval``, ``report`` (evaluate.py); ``train``, ``rl-eval`` (rl.py); ``view``
-(view.py), ``play`` (play.py), ``audit`` (audit.py). Shared flags
-live in options.py. Every handler returns an exit status (``status``: 0 done, 3 some episodes
+``demo`` (demo.py); ``render``, ``perceive`` (speech.py); ``scenarios``, with the bank's
+``scenarios leakage`` audit (scenarios.py); ``benchmark``, ``eval``, ``report`` (evaluate.py);
+``train``, ``rl-eval`` (rl.py); ``view`` (view.py), ``play`` (play.py), ``audit`` (audit.py).
+Shared flags live in options.py.
+
+One word per meaning: *play* is a person playing the assistant in the browser (``play``);
+an agent *runs* episodes (``demo``, ``eval``, ``benchmark``, ``rl-eval``); *audit* is the
+human perception audit (``audit``), and ``scenarios leakage`` measures what prior-only
+attackers get from a bank. Every handler returns an exit status (``status``: 0 done, 3 some episodes
 errored); a ``Hear2ActError`` becomes a one-line message and exit status 2; SIGINT or SIGTERM
 stops the command with status 130 and a line saying how to resume (``hear2act_env.interrupts``).
 """

@@ -16,7 +16,6 @@ from typing import Any
 from hear2act_env.cli import options
 from hear2act_env.errors import ConfigError
 
-_LOCAL_HOST = "127.0.0.1"  # hear2act_env.listen.server.LOCAL_HOST, without importing it here
 #: Flags that only mean something when making or serving an audit (not with --score).
 _SERVE_ONLY = (
     "clips",
@@ -25,7 +24,7 @@ _SERVE_ONLY = (
     "prosody_strength",
     "perceiver",
     "annotator",
-    "cache_dir",
+    "audio_cache",
 )
 
 
@@ -60,7 +59,7 @@ def _serve(args: argparse.Namespace, server: Any, build_app: Any) -> int:
         renderer=args.renderer,
         prosody_strength=args.prosody_strength,
         perceiver=args.perceiver,
-        cache_dir=args.cache_dir,
+        cache_dir=args.audio_cache,
         progress=say,
     )
     s = audit.settings
@@ -153,21 +152,16 @@ def add(sub: argparse._SubParsersAction) -> None:
         metavar="auto|shipped|train|PATH",
         help="the reference perceiver: auto (default: the shipped one for espeak, else trained "
         "on this renderer's train-split clips), shipped, train, or a model saved by "
-        "hear2act perceive --save",
+        "hear2act perceive --save-perceiver",
     )
-    options.add_cache_dir(p)
+    options.add_audio_cache(p)
     p.add_argument(
         "--annotator",
         default=None,
         metavar="NAME",
         help="serve this annotator only (letters, digits, -_.); default: the page asks",
     )
-    p.add_argument(
-        "--host", default=_LOCAL_HOST, help=f"address to serve on (default: {_LOCAL_HOST})"
-    )
-    p.add_argument(
-        "--port", type=options.int_at_least(0), default=0, help="port (default: 0, any free one)"
-    )
+    options.add_listen(p, "label clips")
     p.add_argument(
         "--json", default=None, metavar="PATH", help="with --score: also write JSON here"
     )

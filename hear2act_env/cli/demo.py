@@ -1,4 +1,4 @@
-"""``hear2act demo``: play one seeded episode and print it."""
+"""``hear2act demo``: run one seeded episode of an agent and print its transcript."""
 
 from __future__ import annotations
 
@@ -14,12 +14,13 @@ from hear2act_env.registration import ENV_IDS
 
 def run(args: argparse.Namespace) -> int:
     from hear2act_agents.registry import make_agent
-    from hear2act_env.evaluation.rollout import play, wrap_for
+    from hear2act_env.evaluation.rollout import play as run_episode
+    from hear2act_env.evaluation.rollout import wrap_for
 
     folder = writable_dir("--save-audio", args.save_audio) if args.save_audio else None
     policy = make_agent(args.agent)
     env = wrap_for(gym.make(args.env, render_mode="ansi", disable_env_checker=True), policy)
-    rollout = play(env, policy, seed=args.seed, scenario=args.scenario)
+    rollout = run_episode(env, policy, seed=args.seed, scenario=args.scenario)
     last = rollout.infos[-1]
     print(f"# {args.env}  scenario {last['scenario_id']}  agent {policy.name}  seed {args.seed}")
     print(env.render())
@@ -57,7 +58,7 @@ def save_examples(folder: Path, seed: int) -> None:
 
 def add(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "demo", help="play one seeded episode and print the transcript with state tags"
+        "demo", help="run one seeded episode of an agent and print the transcript with state tags"
     )
     p.add_argument(
         "--env",

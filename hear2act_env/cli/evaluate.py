@@ -9,6 +9,7 @@ from typing import Any
 from hear2act_env.cli import options, status
 from hear2act_env.cli.outputs import writable_dir
 from hear2act_env.conditions import Condition
+from hear2act_env.config import EnvConfig, SpeechConfig
 from hear2act_env.errors import ConfigError
 
 #: Baselines whose behaviour depends on a state, run in the benchmark's audio grid.
@@ -36,7 +37,7 @@ def benchmark(args: argparse.Namespace) -> int:
         agent_kind(spec)
     check_trained_models(agents, make_agent)
     audio_agents = tuple(a for a in agents if a in AUDIO_BENCHMARK_AGENTS)
-    env_kwargs, perceiver = _voice_of(args)
+    voice, perceiver = _voice_of(args)
     grids = [("results.jsonl", agents, TEXT_CONDITIONS)]
     if audio_agents and not args.no_audio:
         # the voice, read by the reference perceiver (T+S-hat), for the agents that use a state
@@ -47,10 +48,10 @@ def benchmark(args: argparse.Namespace) -> int:
         config = GridConfig(
             agents=grid_agents,
             conditions=conditions,
-            split=args.split,
             runs=args.runs,
-            scenario_file=args.scenario_file,
-            env_kwargs=env_kwargs if audio else {},
+            env=EnvConfig(split=args.split, scenarios=args.scenario_file, speech=voice)
+            if audio
+            else EnvConfig(split=args.split, scenarios=args.scenario_file),
             perceiver=perceiver if audio else None,
         )
         records += run_grid(
@@ -81,8 +82,8 @@ def check_trained_models(specs: Any, factory: Any) -> None:
             factory(spec)
 
 
-def _voice_of(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
-    """The audio grid's renderer (as an env setting) and reference perceiver, checked now.
+def _voice_of(args: argparse.Namespace) -> tuple[SpeechConfig, str | None]:
+    """The audio grid's speech settings and reference perceiver, checked now.
 
     The perceiver is ``--perceiver`` if given, else the one shipped for the renderer, named by
     the renderer (None for espeak: the runner's default); another renderer needs one.
@@ -91,23 +92,23 @@ def _voice_of(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
     from hear2act_env.speech.renderers import make_renderer, shipped_perceiver
 
     make_renderer(args.renderer)  # a bad spec or a missing extra stops the run here
-    env_kwargs: dict[str, Any] = {} if args.renderer == "espeak" else {"renderer": args.renderer}
+    voice = SpeechConfig(renderer=None if args.renderer == "espeak" else args.renderer)
     if args.perceiver is None:
         if shipped_perceiver(args.renderer) is None:
             raise ConfigError(
                 f"--renderer {args.renderer}: no perceiver ships for this renderer (the default "
                 "one was fit on espeak-ng clips); give one fit on its train-split clips with "
-                f"--perceiver (hear2act perceive --renderer {args.renderer} --save PATH)"
+                f"--perceiver (hear2act perceive --renderer {args.renderer} --save-perceiver PATH)"
             )
-        return env_kwargs, (None if args.renderer == "espeak" else args.renderer)
+        return voice, (None if args.renderer == "espeak" else args.renderer)
     try:
         LogisticModel.load(args.perceiver)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(
             f"--perceiver: cannot load a perceiver from {args.perceiver!r} ({exc}); save one "
-            "with hear2act perceive --renderer SPEC --save PATH"
+            "with hear2act perceive --renderer SPEC --save-perceiver PATH"
         ) from None
-    return env_kwargs, args.perceiver
+    return voice, args.perceiver
 
 
 def add_benchmark(sub: argparse._SubParsersAction) -> None:
@@ -128,7 +129,7 @@ def add_benchmark(sub: argparse._SubParsersAction) -> None:
         "--perceiver",
         default=None,
         metavar="PATH",
-        help="reference perceiver of the audio grid, saved by hear2act perceive --save "
+        help="reference perceiver of the audio grid, saved by hear2act perceive --save-perceiver "
         "(default: the one shipped for the renderer, espeak or piper; required with any other)",
     )
     p.add_argument(
@@ -177,11 +178,11 @@ def evaluate(args: argparse.Namespace) -> int:
         agents=names,
         realizations=tuple(args.realizations),
         conditions=tuple(Condition.of(a) for a in args.access),
-        split=args.split,
         scenarios=tuple(args.scenarios) if args.scenarios else None,
         runs=args.runs,
-        env_kwargs={"allow_clarify": False} if args.spoken else {},
-        scenario_file=args.scenario_file,
+        env=EnvConfig(
+            split=args.split, scenarios=args.scenario_file, allow_clarify=not args.spoken
+        ),
         agent_options=settings,
     )
     out = writable_dir("--out", args.out)

@@ -33,6 +33,25 @@ def int_at_least(minimum: int):  # noqa: ANN201 - an argparse type
 
 
 @functools.cache
+def int_in(low: int, high: int):  # noqa: ANN201 - an argparse type
+    """An argparse ``type``: an integer in [``low``, ``high``]."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer from {low} to {high}, got {value}"
+            )
+        return value
+
+    parse.__name__ = f"integer in [{low}, {high}]"
+    return parse
+
+
+@functools.cache
 def float_in(low: float, high: float):  # noqa: ANN201 - an argparse type
     """An argparse ``type``: a finite number in [``low``, ``high``]."""
 
@@ -162,17 +181,35 @@ def add_quiet(p: Parser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress output")
 
 
-def add_cache_dir(p: Parser) -> None:
+def add_audio_cache(p: Parser) -> None:
     p.add_argument(
-        "--cache-dir",
+        "--audio-cache",
         default=None,
         metavar="DIR",
         help="audio cache folder (default: $HEAR2ACT_CACHE_DIR or ~/.cache/hear2act-env/audio)",
     )
 
 
+def add_listen(p: Parser, what: str) -> None:
+    """``--host`` and ``--port`` of a command that serves a page (``what``: who uses it)."""
+    from hear2act_env.listen.server import LOCAL_HOST
+
+    p.add_argument(
+        "--host",
+        default=LOCAL_HOST,
+        help=f"address to listen on (default: {LOCAL_HOST}, this machine only; any other "
+        f"address lets anyone who can reach it {what})",
+    )
+    p.add_argument(
+        "--port",
+        type=int_in(0, 65535),
+        default=0,
+        help="port to listen on (default: 0, any free port)",
+    )
+
+
 def add_prosody_strength(p: Parser) -> None:
-    from hear2act_env.env import DEFAULT_PROSODY_STRENGTH
+    from hear2act_env.config import DEFAULT_PROSODY_STRENGTH
 
     p.add_argument(
         "--prosody-strength",

@@ -17,27 +17,22 @@ from pathlib import Path
 
 from hear2act_env.cli import options
 from hear2act_env.conditions import ACCESS
-from hear2act_env.errors import ConfigError
 from hear2act_env.listen.play import DEFAULT_EPISODES
-from hear2act_env.listen.server import LOCAL_HOST
 from hear2act_env.protocol.engine import REALIZATIONS
 
 
 def run(args: argparse.Namespace) -> int:
+    from hear2act_env.config import EnvConfig
     from hear2act_env.interrupts import Interrupted
     from hear2act_env.listen.play import PlaySession, default_output, play_app, play_config
     from hear2act_env.listen.server import allowed_hosts_for, serve
 
-    if args.port > 65535:
-        raise ConfigError(f"--port: got {args.port}, expected 0 (any free port) to 65535")
     config = play_config(
         args.name,
         realization=args.realization,
         access=args.access,
-        split=args.split,
         episodes=args.episodes,
-        turn_cost=args.turn_cost,
-        scenario_file=args.scenario_file,
+        env=EnvConfig(split=args.split, turn_cost=args.turn_cost, scenarios=args.scenario_file),
     )
     out = Path(args.out) if args.out else default_output(args.name)
     session = PlaySession(config, out, log=lambda message: print(f"play: {message}", flush=True))
@@ -116,15 +111,5 @@ def add(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="results file, resumed if present (default: runs/human/NAME/results.jsonl)",
     )
-    p.add_argument(
-        "--host",
-        default=LOCAL_HOST,
-        help=f"address to listen on (default: {LOCAL_HOST}, this machine only)",
-    )
-    p.add_argument(
-        "--port",
-        type=options.int_at_least(0),
-        default=0,
-        help="port to listen on (default: 0, any free port)",
-    )
+    options.add_listen(p, "play as NAME")
     p.set_defaults(func=run)

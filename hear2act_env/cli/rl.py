@@ -56,7 +56,9 @@ def train(args: argparse.Namespace) -> int:
     if args.tensorboard:
         settings["tensorboard"] = args.tensorboard
     if args.max_actions is not None:
-        settings["env_kwargs"] = {"max_actions": args.max_actions}
+        from hear2act_agents.rl.envs import RL_ENV
+
+        settings["env"] = RL_ENV.replace(max_actions=args.max_actions)
     try:
         result = train_run(
             args.access,
@@ -221,7 +223,7 @@ def add_rl_eval(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "rl-eval",
         help="evaluate trained RL models through the evaluation runner",
-        description="Play saved models (run folders, model.zip files, shipped model names or "
+        description="Run saved models (run folders, model.zip files, shipped model names or "
         "ppo:PATH specs) on a split and report Success/Accept/FullFit, return and actions "
         "with bootstrap CIs.",
     )

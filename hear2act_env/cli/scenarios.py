@@ -1,4 +1,5 @@
-"""``hear2act scenarios``: list, show, validate, export and build scenario banks."""
+"""``hear2act scenarios``: list, show, validate, export and build scenario banks, and measure
+what a bank leaks to an agent that never asks (``leakage``)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ def run(args: argparse.Namespace) -> int:
         digest = bank.write_bank(bank.build_bank())
         print(f"wrote {bank.BANK_PATH} (sha256 {digest})")
         return 0
-    if args.action == "audit":
-        return audit(args)
+    if args.action == "leakage":
+        return leakage(args)
     scenarios = bank.load_scenarios(args.scenario_file) if args.scenario_file else bank.load_bank()
     if args.action == "list":
         print(domain_table(scenarios))
@@ -52,22 +53,22 @@ def _export_target(out: str, fmt: str) -> Path:
     return folder
 
 
-def audit(args: argparse.Namespace) -> int:
-    """Play the prior-only attackers against a bank; exit 1 when a figure is above its limit."""
+def leakage(args: argparse.Namespace) -> int:
+    """Run the prior-only attackers against a bank; exit 1 when a figure is above its limit."""
     import json
 
     from hear2act_env.scenarios import bank
     from hear2act_env.scenarios.audit import run_audit
 
-    scenarios = bank.load_scenarios(args.path) if args.path else bank.load_bank()
+    source = args.scenario_file
+    scenarios = bank.load_scenarios(source) if source else bank.load_bank()
     if args.json:
         writable_file("--json", args.json)
     report = run_audit(
         scenarios,
-        bank=args.path or "the shipped bank",
-        path=args.path,
+        bank=source or "the shipped bank",
+        episode_env=None if args.no_episodes else text_env_factory(source or scenarios),
         semantic=not args.no_semantic,
-        play=not args.no_play,
         domains=args.domains,
     )
     print(report.table())
@@ -78,8 +79,24 @@ def audit(args: argparse.Namespace) -> int:
     return 1 if report.violations() else 0
 
 
+def text_env_factory(scenarios: object):  # noqa: ANN201 - a zero-argument env factory
+    """A factory of ``Hear2Act-Prosody-Text-v0`` envs over ``scenarios`` (a scenario file or
+    a list of scenarios): what ``run_audit`` runs its zero-question episodes on."""
+
+    def make():  # noqa: ANN202
+        import gymnasium as gym
+
+        import hear2act_env  # noqa: F401 - registers the ids
+
+        return gym.make("Hear2Act-Prosody-Text-v0", scenarios=scenarios, disable_env_checker=True)
+
+    return make
+
+
 def add(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("scenarios", help="list, show, validate or export scenarios")
+    p = sub.add_parser(
+        "scenarios", help="list, show, validate, export or build scenarios; measure bank leakage"
+    )
     actions = p.add_subparsers(dest="action", required=True)
     ls = actions.add_parser("list", help="domains with their counts and splits")
     options.add_scenario_file(ls)
@@ -87,7 +104,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     show.add_argument("id", help="scenario id, e.g. city-hotels-09")
     options.add_scenario_file(show)
     val = actions.add_parser("validate", help="check a JSON/JSONL scenario file")
-    val.add_argument("path", help="the scenario file to check")
+    val.add_argument("path", metavar="SCENARIO_FILE", help="the JSON/JSONL scenario file to check")
     exp = actions.add_parser(
         "export", help="export the bank as JSONL or a Hugging Face dataset folder"
     )
@@ -99,19 +116,23 @@ def add(sub: argparse._SubParsersAction) -> None:
     actions.add_parser(
         "build", help="regenerate the shipped bank from the domain files (maintainers)"
     )
-    aud = actions.add_parser(
-        "audit",
-        help="play prior-only attackers against a bank (exit 1 if a figure is above its limit)",
+    leak = actions.add_parser(
+        "leakage",
+        help="how much prior-only attackers (which never ask) get from a bank; exit 1 if a "
+        "figure is above its limit",
     )
-    aud.add_argument(
-        "path", nargs="?", default=None, help="a scenario file (default: shipped bank)"
-    )
-    aud.add_argument("--json", default=None, metavar="PATH", help="also write the figures as JSON")
-    aud.add_argument(
+    options.add_scenario_file(leak)
+    leak.add_argument("--json", default=None, metavar="PATH", help="also write the figures as JSON")
+    leak.add_argument(
         "--no-semantic", action="store_true", help="skip the MiniLM attacker (needs the llm extra)"
     )
-    aud.add_argument("--no-play", action="store_true", help="skip zero-question play")
-    aud.add_argument(
+    leak.add_argument(
+        "--no-episodes",
+        action="store_true",
+        help="skip the zero-question episodes (the ranker's pick recommended and confirmed in "
+        "the env)",
+    )
+    leak.add_argument(
         "--domains",
         default=None,
         metavar="FOLDER",

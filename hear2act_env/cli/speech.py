@@ -34,8 +34,8 @@ def render(args: argparse.Namespace) -> int:
         scenarios = scenarios[: args.limit]
     if args.cross_split:
         return _cross_split(args, scenarios)
-    flag = "--cache-dir" if args.cache_dir else "--cache-dir (the default audio cache)"
-    root = writable_dir(flag, args.cache_dir or default_cache_dir())
+    flag = "--audio-cache" if args.audio_cache else "--audio-cache (the default audio cache)"
+    root = writable_dir(flag, args.audio_cache or default_cache_dir())
     if args.features:
         writable_dir(flag, root / "features")
     utts = utterances(scenarios, args.realizations, args.prosody_strength)
@@ -100,7 +100,7 @@ def add_render(sub: argparse._SubParsersAction) -> None:
         help="only the first N scenarios (0: all)",
     )
     options.add_prosody_strength(p)
-    options.add_cache_dir(p)
+    options.add_audio_cache(p)
     options.add_renderer(p)
     p.add_argument(
         "--workers", type=options.int_at_least(1), default=2, help="render processes (default: 2)"
@@ -128,19 +128,21 @@ def perceive(args: argparse.Namespace) -> int:
 
     if args.json is not None and not args.ablation:
         raise ConfigError("--json: only with --ablation")
-    if args.ablation and args.save:
-        raise ConfigError("--save: not with --ablation (the ablation fits one model per set)")
+    if args.ablation and args.save_perceiver:
+        raise ConfigError(
+            "--save-perceiver: not with --ablation (the ablation fits one model per set)"
+        )
     from hear2act_env.speech.renderers import make_renderer
 
     renderer = make_renderer(args.renderer)
-    if args.save:
-        writable_file("--save", args.save)
+    if args.save_perceiver:
+        writable_file("--save-perceiver", args.save_perceiver)
     if args.json not in (None, "-"):
         writable_file("--json", args.json)
     bank = load_bank()
     train = [s for s in bank if s.split == "train"][:: args.train_stride]
     test = [s for s in bank if s.split == "test"]
-    cache = AudioCache(args.cache_dir)
+    cache = AudioCache(args.audio_cache)
     voice = {"renderer": renderer, "cache": cache, "per_scenario": args.per_scenario}
     if args.ablation:
         return _ablation(args, train, test, voice)
@@ -158,11 +160,11 @@ def perceive(args: argparse.Namespace) -> int:
             f"{name:<12}{r.accuracy:>9.3f}{r.n_test:>8}"
             + "".join(f"{r.per_persona.get(p, float('nan')):>8.2f}" for p in personas)
         )
-    if args.save:
+    if args.save_perceiver:
         from hear2act_env.speech.bank_perception import train_reference
 
-        train_reference(train, args.prosody_strength, **voice).save(args.save)
-        print(f"saved the reference perceiver to {args.save}")
+        train_reference(train, args.prosody_strength, **voice).save(args.save_perceiver)
+        print(f"saved the reference perceiver to {args.save_perceiver}")
     print("\naccuracy against prosody_strength (Prosody-mediated):")
     for strength in args.curve:
         check = perception_check(train, test, strength, ("prosody",), **voice)
@@ -213,13 +215,14 @@ def add_perceive(sub: argparse._SubParsersAction) -> None:
         default=2,
         help="use every k-th train scenario (default: 2)",
     )
-    options.add_cache_dir(p)
+    options.add_audio_cache(p)
     options.add_renderer(p)
     p.add_argument(
-        "--save",
+        "--save-perceiver",
         default=None,
-        metavar="JSON",
-        help="also fit the reference perceiver on train clips and save it",
+        metavar="PATH",
+        help="also fit the reference perceiver on train clips and save it as JSON (what "
+        "--perceiver of benchmark and audit reads)",
     )
     p.add_argument(
         "--ablation",

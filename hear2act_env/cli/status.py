@@ -1,5 +1,5 @@
-"""Exit statuses of the ``hear2act`` command, one meaning each (the README's "When things go
-wrong" lists them).
+"""Exit statuses of the ``hear2act`` command, one meaning each (docs/evaluation.md, "When things
+go wrong", lists them).
 
 - 0: the work finished (every episode of a run finished without an error);
 - 2: bad arguments, configuration or an unusable file, found before any work starts;

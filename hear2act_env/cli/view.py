@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     summary = build_site(
         args.results,
         args.out,
-        scenarios=args.scenario,
+        scenarios=args.scenarios,
         max_pages=args.max_pages,
         compress_audio=not args.wav,
         plots=not args.no_plots,
@@ -87,19 +87,19 @@ def add(sub: argparse._SubParsersAction) -> None:
     )
     options.add_out(p, "hear2act-site", "the site's folder (rebuilt if it holds a site)")
     p.add_argument(
-        "--scenario",
-        action="append",
+        "--scenarios",
+        nargs="+",
         default=None,
         metavar="ID",
-        help="build the pages of this scenario's episodes (repeatable; default: a spread of "
-        "scenarios up to --max-pages)",
+        help="build the pages of these scenarios' episodes (default: a spread of scenarios up "
+        "to --max-pages)",
     )
     p.add_argument(
         "--max-pages",
         type=_max_pages,
         default=400,
         metavar="N",
-        help="episode pages to build when no --scenario is given, or 'all' (default: 400)",
+        help="episode pages to build when no --scenarios are given, or 'all' (default: 400)",
     )
     p.add_argument("--wav", action="store_true", help="write WAV clips instead of Ogg Vorbis")
     options.add_no_plots(p)

@@ -25,7 +25,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -34,6 +34,7 @@ import gymnasium as gym
 from hear2act_env import interrupts, jsonsafe
 from hear2act_env.atomic import atomic_write
 from hear2act_env.conditions import STATE_FIDELITY, Condition
+from hear2act_env.config import EnvConfig, left_to_owner
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import ConfigError, InfrastructureError, MissingExtraError
 from hear2act_env.evaluation.agent_logs import log_line, log_path
@@ -61,6 +62,11 @@ TEXT_CONDITIONS: tuple[Condition, ...] = (Condition.of("T"), Condition.of("T+S")
 )
 
 
+_DEFAULT_ENV = EnvConfig()
+#: Env settings the grid varies per cell.
+_CELL_SETTINGS = ("realization", "access", "state_fidelity")
+
+
 @dataclass(frozen=True)
 class GridConfig:
     """What to run. ``conditions`` are ``Condition`` values (labels such as ``"T+S/shuffled"``
@@ -69,15 +75,15 @@ class GridConfig:
     agents: tuple[str, ...]
     realizations: tuple[str, ...] = REALIZATIONS
     conditions: tuple[Condition, ...] = (Condition.of("T"), Condition.of("T+S"))
-    split: str = "all"
     scenarios: tuple[str, ...] | None = None
     runs: int = 1
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-    scenario_file: str | None = None
+    #: The episodes' env settings; the grid sets ``realization``, ``access`` and
+    #: ``state_fidelity`` per cell, so those stay at their defaults here.
+    env: EnvConfig = field(default_factory=EnvConfig)
     agent_options: dict[str, Any] = field(default_factory=dict)  # recorded in the manifest
     #: The reference perceiver of the voice-inferred conditions (``A+T/inferred``): the name of
     #: a renderer whose perceiver ships (``espeak``, ``piper``: ``speech.renderers``), or a
-    #: model saved by ``hear2act perceive --save`` (None: the shipped espeak-ng one).
+    #: model saved by ``hear2act perceive --save-perceiver`` (None: the shipped espeak-ng one).
     perceiver: str | None = None
 
     def __post_init__(self) -> None:
@@ -91,6 +97,12 @@ class GridConfig:
         object.__setattr__(self, "conditions", tuple(Condition.parse(c) for c in self.conditions))
         if self.runs < 1:
             raise ConfigError(f"runs: got {self.runs}, expected >= 1")
+        left_to_owner(self.env, _CELL_SETTINGS, _DEFAULT_ENV, "the grid (per cell)")
+
+    @property
+    def split(self) -> str:
+        """The split the grid's scenarios come from."""
+        return self.env.split
 
     def scenario_ids(self) -> list[str]:
         """The scenario ids of the grid."""
@@ -114,10 +126,24 @@ class GridConfig:
         ]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (for the manifest); conditions as stored ``[access, fidelity]``."""
-        data = asdict(self)
+        """JSON-ready form (for the manifest); conditions as stored ``[access, fidelity]``, the
+        env settings as ``EnvConfig.to_dict``."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "env"}
         data["conditions"] = [list(c.pair()) for c in self.conditions]
+        data["env"] = self.env.to_dict()
         return json.loads(json.dumps(data))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GridConfig:
+        """Inverse of ``to_dict``; a manifest written before ``EnvConfig`` loads too."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"config: got {type(data).__name__}, expected an object")
+        values = {k: v for k, v in data.items() if k in _GRID_KEYS}
+        values["env"] = EnvConfig.from_stored(data)
+        for name in ("agents", "realizations", "scenarios"):
+            if isinstance(values.get(name), list):
+                values[name] = tuple(values[name])
+        return cls(**values)
 
 
 # -- episodes (run in workers) --------------------------------------------------------------
@@ -136,12 +162,11 @@ def _make_env(config: GridConfig, realization: str, condition: Condition) -> gym
     env = envs.get(cache_key)
     if env is None:
         env = Hear2ActEnv(
-            realization=realization,  # type: ignore[arg-type]
-            access=condition.access,
-            state_fidelity=condition.fidelity,
-            split=config.split,  # type: ignore[arg-type]
-            scenarios=config.scenario_file,
-            **config.env_kwargs,
+            config.env.replace(
+                realization=realization,
+                access=condition.access,
+                state_fidelity=condition.fidelity,
+            )
         )
         if condition.perception == "reference":
             from hear2act_env.wrappers.inferred_state import InferredState
@@ -175,11 +200,6 @@ def _wrapped_env(config: GridConfig, key: EpisodeKey, policy: Policy) -> gym.Env
 #: A finished episode as a worker returns it: its record and the agent's log (None for agents
 #: that keep none: see ``Policy.episode_log``).
 Finished = tuple[EpisodeRecord, "dict[str, Any] | None"]
-
-
-def run_episode(key: EpisodeKey, config: GridConfig, factory: PolicyFactory) -> EpisodeRecord:
-    """Play one episode; any exception becomes the record's ``error``."""
-    return run_episode_logged(key, config, factory)[0]
 
 
 def run_episode_logged(key: EpisodeKey, config: GridConfig, factory: PolicyFactory) -> Finished:
@@ -276,7 +296,7 @@ def _prepare_output(path: Path, config: GridConfig) -> list[EpisodeRecord]:
     if man_path.exists():
         try:
             previous = jsonsafe.load_file(man_path)
-            before = _results_config(previous["config"])
+            before = _results_config(_normalized(previous["config"]))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(
                 f"output: {man_path} is unreadable ({type(exc).__name__}); it does not describe "
@@ -315,6 +335,17 @@ TRANSPORT_SETTINGS = frozenset(
 )
 
 
+_GRID_KEYS = (
+    "agents",
+    "realizations",
+    "conditions",
+    "scenarios",
+    "runs",
+    "agent_options",
+    "perceiver",
+)
+
+
 def _results_config(config: dict[str, Any]) -> dict[str, Any]:
     """A manifest's configuration without the transport settings, flattened: what, if changed,
     changes the results."""
@@ -323,6 +354,14 @@ def _results_config(config: dict[str, Any]) -> dict[str, Any]:
         if k not in TRANSPORT_SETTINGS:
             flat[f"agent_options.{k}"] = v
     return flat
+
+
+def _normalized(config: dict[str, Any]) -> dict[str, Any]:
+    """A stored grid configuration in today's form (an old manifest's flat env settings become
+    its ``env`` object); the agent options stay as stored (they are redacted there)."""
+    data = GridConfig.from_dict(config).to_dict()
+    data["agent_options"] = config.get("agent_options", {})
+    return data
 
 
 def _safe(value: Any) -> Any:

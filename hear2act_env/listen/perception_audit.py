@@ -37,7 +37,7 @@ as its last part, and up to a size cap (``clips.read_file_under``); JSON nests a
 **Reference perceiver.** Chosen when the folder is made and stored there with its readings:
 ``auto`` (default) is the shipped model (``speech/data/reference_perceiver.json``, what the
 ``InferredState`` wrapper reads) for espeak, and for any other renderer a model trained the way
-``hear2act perceive --save`` trains it (``train_reference`` on every second train-split
+``hear2act perceive --save-perceiver`` trains it (``train_reference`` on every second train-split
 scenario, rendered by that renderer); ``shipped``, ``train`` or the path of a saved model
 force a choice. Its readings are taken from the clips' waveforms before encoding.
 

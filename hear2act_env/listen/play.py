@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import inspect
 import re
 import threading
 import time
@@ -67,7 +66,7 @@ import numpy as np
 
 from hear2act_env import interrupts
 from hear2act_env.conditions import Access, Condition
-from hear2act_env.env import Hear2ActEnv
+from hear2act_env.config import EnvConfig
 from hear2act_env.errors import ConfigError, Hear2ActError, MissingExtraError
 from hear2act_env.evaluation.records import EpisodeKey, EpisodeRecord
 from hear2act_env.evaluation.runner import GridConfig, load_records, run_grid
@@ -101,14 +100,12 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 #: The ``state`` observation in words (0: withheld).
 STATE_WORDS = {0: "withheld", **{int(s): s.label for s in State}}
 OPEN_TOPIC = "anything else? (open question)"
-ACT_NAMES = {int(a): a.name.lower() for a in Act}
 #: Seconds ``POST /api/act`` waits for the env's reply before answering (the page polls on).
 ACT_WAIT = 15.0
 MAX_BODY = server.MAX_BODY
 _NUMBER = re.compile(r"[0-9]{1,9}")
 _CLIP_FILE = re.compile(r"([0-9]{1,9})\.([a-z0-9]{1,8})")
 STATIC = Path(__file__).resolve().parent / "static"
-_DEFAULT_MAX_ACTIONS = inspect.signature(Hear2ActEnv.__init__).parameters["max_actions"].default
 _ASSISTANT, _USER = "Assistant: ", "User: "
 
 
@@ -145,7 +142,7 @@ def scenario_subset(split: str, episodes: int, scenario_file: str | None = None)
     if not isinstance(episodes, int) or isinstance(episodes, bool) or episodes < 1:
         raise ConfigError(f"episodes: got {episodes!r}, expected an integer >= 1")
     ids = GridConfig(
-        agents=(HUMAN_PREFIX,), split=split, scenario_file=scenario_file
+        agents=(HUMAN_PREFIX,), env=EnvConfig(split=split, scenarios=scenario_file)
     ).scenario_ids()
     if episodes > len(ids):
         raise ConfigError(f"episodes: got {episodes}, but split {split!r} has {len(ids)} scenarios")
@@ -153,44 +150,35 @@ def scenario_subset(split: str, episodes: int, scenario_file: str | None = None)
     return tuple(ordered[:episodes])
 
 
+#: The env a person plays by default: the test split.
+PLAY_ENV = EnvConfig(split="test")
+
+
 def play_config(
     name: str,
     realization: str = "prosody",
     access: str = "A+T",
-    split: str = "test",
     episodes: int = DEFAULT_EPISODES,
-    turn_cost: float = 0.0,
-    scenario_file: str | None = None,
-    env_kwargs: dict[str, Any] | None = None,
+    env: EnvConfig = PLAY_ENV,
 ) -> GridConfig:
     """The grid a person plays: agent ``human:NAME``, one realization and access condition, one
-    run over ``scenario_subset(split, episodes)``. ``turn_cost`` (0: not set) and ``env_kwargs``
-    go to the env (and the manifest)."""
+    run over ``scenario_subset`` of ``env``'s split; ``env`` carries the other settings (turn
+    cost, scenario file, speech) to every episode and to the manifest."""
     agent = human_agent(name)
     if realization not in REALIZATIONS:
         raise ConfigError(f"realization: got {realization!r}, expected one of {list(REALIZATIONS)}")
     channels = Access.parse(access, "access")
-    if (
-        not isinstance(turn_cost, int | float)
-        or isinstance(turn_cost, bool)
-        or not np.isfinite(turn_cost)
-        or turn_cost < 0
-    ):
-        raise ConfigError(f"turn_cost: got {turn_cost!r}, expected a finite number >= 0")
-    kwargs = dict(env_kwargs or {})
-    if turn_cost:
-        kwargs["turn_cost"] = float(turn_cost)
-    probe = GridConfig(agents=(agent,), split=split, scenario_file=scenario_file, env_kwargs=kwargs)
+    if not isinstance(env, EnvConfig):
+        raise ConfigError(f"env: got {type(env).__name__}, expected an EnvConfig")
+    probe = GridConfig(agents=(agent,), env=env)
     probe.scenario_ids()  # a bad split, file or env setting fails here, not in every episode
     return GridConfig(
         agents=(agent,),
         realizations=(realization,),
         conditions=(Condition.of(str(channels)),),
-        split=split,
-        scenarios=scenario_subset(split, episodes, scenario_file),
+        scenarios=scenario_subset(env.split, episodes, env.scenarios),
         runs=1,
-        env_kwargs=kwargs,
-        scenario_file=scenario_file,
+        env=env,
     )
 
 
@@ -291,8 +279,8 @@ class PlaySession:
         if len(self._by_seed) != len(self.keys):
             raise ConfigError("scenarios: two episodes of the grid share a seed; drop one")
         self._numbers = {k.id(): i + 1 for i, k in enumerate(self.keys)}
-        self.max_actions = int(config.env_kwargs.get("max_actions", _DEFAULT_MAX_ACTIONS))
-        self.allow_clarify = bool(config.env_kwargs.get("allow_clarify", True))
+        self.max_actions = config.env.max_actions
+        self.allow_clarify = config.env.allow_clarify
         self._log = log or (lambda message: None)
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None

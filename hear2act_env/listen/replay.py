@@ -28,14 +28,15 @@ import numpy as np
 
 from hear2act_env import jsonsafe
 from hear2act_env.boundedio import UnreadableFile, read_regular_fd
-from hear2act_env.conditions import Condition
+from hear2act_env.conditions import SPLIT_CHOICES, Condition
+from hear2act_env.config import EnvConfig, stored_settings
 from hear2act_env.errors import Hear2ActError
 from hear2act_env.evaluation.records import EpisodeRecord
 from hear2act_env.protocol.delivery import State
 from hear2act_env.protocol.scenario import Scenario
 
 __all__ = [
-    "ENV_KWARGS",
+    "REPLAYED_SETTINGS",
     "OptionTruth",
     "Replay",
     "ReplayError",
@@ -79,13 +80,19 @@ def _integer(low: int, high: int) -> Callable[[Any], bool]:
 #: Env settings a manifest may carry into a replay: name -> (check, what is expected). Anything
 #: else (``audio_cache``, ``scenarios``, ``access``, an unknown name) is refused; ``renderer``
 #: is taken only as a shipped renderer's name (``speech.renderers.RENDERERS``).
-ENV_KWARGS: dict[str, tuple[Callable[[Any], bool], str]] = {
+REPLAYED_SETTINGS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "allow_clarify": (lambda v: isinstance(v, bool), "true or false"),
     "turn_cost": (_number(0.0, 1e6), "a finite number >= 0"),
     "max_actions": (_integer(1, 10_000), "an integer in [1, 10000]"),
     "prosody_strength": (_number(0.0, 2.0), "a number in [0, 2]"),
     "max_audio_seconds": (_number(0.0, 120.0, low_open=True), "a number in (0, 120]"),
 }
+
+
+#: Settings a replay takes from its record (the grid leaves them at their defaults), and ones
+#: a grid leaves unset.
+_CELL_SETTINGS = frozenset({"realization", "access", "state_fidelity"})
+_UNSET_SETTINGS = frozenset({"scenario", "render_mode"})
 
 
 def read_regular(path: str | Path, limit: int) -> bytes:
@@ -137,17 +144,27 @@ class RunSettings:
     """What a results file's manifest says about the env its episodes ran in, checked.
 
     A manifest comes with results from anywhere, so nothing in it is imported, executed or
-    written to: ``env_kwargs`` keeps only the settings of ``ENV_KWARGS`` and a shipped
-    renderer's name, ``scenario_file`` and ``perceiver`` are files to read (relative paths taken
-    from the results file's folder), and whatever else it names lands in ``refused``, which
-    keeps its episodes from being replayed (``replay_episode`` says why).
+    written to: ``env`` keeps only the settings of ``REPLAYED_SETTINGS``, a shipped renderer's
+    name and a scenario file to read (a relative path is taken from the results file's
+    folder); ``perceiver`` is a file to read too; whatever else it names lands in ``refused``,
+    which keeps its episodes from being replayed (``replay_episode`` says why). Manifests
+    written before ``EnvConfig`` load through its compatibility reader
+    (``hear2act_env.config.stored_settings``).
     """
 
-    split: str = "all"
-    scenario_file: str | None = None
-    env_kwargs: tuple[tuple[str, Any], ...] = ()
+    env: EnvConfig = EnvConfig()
     perceiver: str | None = None  # a reference perceiver model file (None: the shipped one)
     refused: tuple[tuple[RefusalKind, str], ...] = ()
+
+    @property
+    def split(self) -> str:
+        """The split of the run."""
+        return self.env.split
+
+    @property
+    def scenario_file(self) -> str | None:
+        """The run's scenario file (None: the shipped bank)."""
+        return self.env.scenarios if isinstance(self.env.scenarios, str) else None
 
     @classmethod
     def of_results(cls, results: str | Path) -> RunSettings:
@@ -177,26 +194,10 @@ class RunSettings:
 
     @classmethod
     def _of_config(cls, config: dict[str, Any], path: Path, base: Path) -> RunSettings:
-        from hear2act_env.conditions import SPLIT_CHOICES
         from hear2act_env.speech.renderers import RENDERERS, shipped_perceiver
 
         refused: list[tuple[RefusalKind, str]] = []
         where = f"manifest {path}"
-        split = config.get("split", "all")
-        if split not in SPLIT_CHOICES:
-            refused.append(
-                ("other", f"{where}: split {_short(split)}, expected one of {list(SPLIT_CHOICES)}")
-            )
-            split = "all"
-        scenario_file = config.get("scenario_file")
-        if scenario_file is not None:
-            try:
-                scenario_file = _side_file(
-                    scenario_file, base, "scenario_file", (".json", ".jsonl")
-                )
-            except ValueError as exc:
-                refused.append(("other", f"{where}: {exc}"))
-                scenario_file = None
         perceiver = config.get("perceiver")
         if perceiver is not None:
             shipped = shipped_perceiver(perceiver) if isinstance(perceiver, str) else None
@@ -209,20 +210,20 @@ class RunSettings:
             except ValueError as exc:
                 refused.append(("perceiver", f"{where}: {exc}"))
                 perceiver = None
-        raw = config.get("env_kwargs") or {}
-        kwargs: dict[str, Any] = {}
-        if not isinstance(raw, dict):
-            refused.append(("other", f"{where}: env_kwargs is {_short(raw)}, expected an object"))
-            raw = {}
-        for name, value in sorted(raw.items()):
+        settings, problems = stored_settings(config)
+        refused += [("other", f"{where}: {problem}") for problem in problems]
+        kept: dict[str, Any] = {}
+        for field_name, name, value in settings:
+            if name in _CELL_SETTINGS or (name in _UNSET_SETTINGS and value is None):
+                continue  # the record says these; a grid leaves them at their defaults
             if name == "renderer":
-                if isinstance(value, str) and value in RENDERERS:
-                    kwargs[name] = value
+                if value is None or (isinstance(value, str) and value in RENDERERS):
+                    kept[name] = value
                 else:
                     refused.append(
                         (
                             "renderer",
-                            f"{where}: env_kwargs.renderer is {_short(value)}; the viewer makes "
+                            f"{where}: {field_name} is {_short(value)}; the viewer makes "
                             f"only {' or '.join(RENDERERS)} on its own, never imports what a "
                             "manifest names (pass --renderer SPEC to hear2act view to replay "
                             "these episodes with a renderer you trust)",
@@ -233,37 +234,46 @@ class RunSettings:
                     refused.append(
                         (
                             "audio_cache",
-                            f"{where}: env_kwargs.audio_cache is {_short(value)}; the viewer "
+                            f"{where}: {field_name} is {_short(value)}; the viewer "
                             "never writes where a manifest says (pass --audio-cache DIR to "
                             "hear2act view to replay these episodes with a cache of your own)",
                         )
                     )
-            elif name in ENV_KWARGS:
-                check, expected = ENV_KWARGS[name]
-                if check(value):
-                    kwargs[name] = value
+            elif name == "scenarios":
+                if value is None:
+                    continue
+                try:
+                    kept[name] = _side_file(value, base, field_name, (".json", ".jsonl"))
+                except ValueError as exc:
+                    refused.append(("other", f"{where}: {exc}"))
+            elif name == "split":
+                if isinstance(value, str) and value in SPLIT_CHOICES:
+                    kept[name] = value
                 else:
                     refused.append(
                         (
                             "other",
-                            f"{where}: env_kwargs.{name} is {_short(value)}, expected {expected}",
+                            f"{where}: {field_name} {_short(value)}, expected one of "
+                            f"{list(SPLIT_CHOICES)}",
                         )
+                    )
+            elif name in REPLAYED_SETTINGS:
+                check, expected = REPLAYED_SETTINGS[name]
+                if check(value):
+                    kept[name] = value
+                else:
+                    refused.append(
+                        ("other", f"{where}: {field_name} is {_short(value)}, expected {expected}")
                     )
             else:
                 refused.append(
                     (
                         "other",
-                        f"{where}: env_kwargs.{_short(name, 40)} is not a setting the viewer "
-                        f"replays (expected {', '.join(sorted([*ENV_KWARGS, 'renderer']))})",
+                        f"{where}: {field_name} is not a setting the viewer replays (expected "
+                        f"{', '.join(sorted([*REPLAYED_SETTINGS, 'renderer', 'split']))})",
                     )
                 )
-        return cls(
-            split=split,
-            scenario_file=scenario_file,
-            env_kwargs=tuple(kwargs.items()),
-            perceiver=perceiver,
-            refused=tuple(refused),
-        )
+        return cls(env=EnvConfig().replace(**kept), perceiver=perceiver, refused=tuple(refused))
 
     def problem(
         self,
@@ -332,18 +342,15 @@ def _env(
     from hear2act_env.env import Hear2ActEnv
 
     condition = record.key.as_condition()
-    kwargs = dict(settings.env_kwargs)
-    if renderer is not None:
-        kwargs["renderer"] = renderer
-    env = Hear2ActEnv(
-        realization=record.key.realization,  # type: ignore[arg-type]
+    config = settings.env.replace(
+        realization=record.key.realization,
         access="A+T+S",
         state_fidelity=condition.fidelity,
-        split=settings.split,  # type: ignore[arg-type]
-        scenarios=settings.scenario_file,
         audio_cache=audio_cache,
-        **kwargs,
     )
+    if renderer is not None:
+        config = config.replace(renderer=renderer)
+    env = Hear2ActEnv(config)
     if condition.perception == "reference":
         from hear2act_env.wrappers.inferred_state import InferredState
 

@@ -10,14 +10,14 @@ waveform a function of its utterance alone, bit for bit.
 Rendering: the delivery's prosody (``prosody.prosody_for``) sets the rate, pitch, range and
 word gap; an SSML string adds pauses (``<break>``) and the last word's rate and pitch
 (``<prosody>``); espeak-ng synthesizes at 22,050 Hz; the result is resampled to 16 kHz, the
-end is faded for trailing off, the level set, and lead and tail silence added.
+end is faded for trailing off, the level set, and lead and tail silence added (the pause
+placement and this finishing are shared with ``PiperRenderer``: see ``shaping``).
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
-import re
 import shutil
 import tempfile
 import threading
@@ -29,8 +29,9 @@ import numpy as np
 
 from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.errors import Hear2ActError, MissingExtraError
-from hear2act_env.speech.prosody import NEUTRAL_LEAD_MS, TAIL_MS, Prosody, prosody_for, table_digest
+from hear2act_env.speech.prosody import Prosody, prosody_for, table_digest
 from hear2act_env.speech.resample import resample
+from hear2act_env.speech.shaping import WORD, finish, finishing_settings, pause_breaks
 from hear2act_env.speech.utterance import Utterance
 from hear2act_env.speech.voices import VOICES, voice_for, voices_digest
 
@@ -49,8 +50,6 @@ _NATIVE_RATE = 22050
 _ENGINE_VOLUME = 60
 #: Output gain applied after synthesis (before the label's ``gain_db``).
 _BASE_GAIN = 1.0
-#: Share of the speech, at its end, over which ``fade_db`` trails off.
-_FADE_SHARE = 1 / 3
 _RENDERER_REVISION = "1"
 
 _CALLBACK = ctypes.CFUNCTYPE(
@@ -64,28 +63,20 @@ class EspeakError(Hear2ActError, RuntimeError):
 
 # --------------------------------------------------------------------------- text building
 
-_WORD = re.compile(r"\S+")
-
 
 def build_ssml(text: str, prosody: Prosody, base_pitch: int) -> str:
     """The SSML sent to espeak-ng: the text's own words (escaped) plus markup only.
 
-    Markup: ``<break>`` for ``pause_early_ms`` and ``pause_late_ms`` and a ``<prosody>`` around
+    Markup: ``<break>`` for ``pause_early_ms`` and ``pause_late_ms`` (placed by
+    ``shaping.pause_breaks``) and a ``<prosody>`` around
     the last word for ``final_rate_pct``/``final_pitch_st`` (relative to the utterance's rate,
     and to its espeak-ng pitch number ``base_pitch``). Whitespace is normalized to single
     spaces; nothing else of the text changes.
     """
-    words = _WORD.findall(text)
+    words = WORD.findall(text)
     parts = [escape(w) for w in words]
     n = len(words)
-    early = _ms(prosody.pause_early_ms)
-    late = _ms(prosody.pause_late_ms)
-    breaks: dict[int, int] = {}  # break after word index i
-    if n >= 2 and early > 0:
-        first = next((i for i, w in enumerate(words[: max(1, n // 2)]) if w[-1] in ",;:"), 0)
-        breaks[first] = breaks.get(first, 0) + early
-    if n >= 3 and late > 0:
-        breaks[n - 2] = breaks.get(n - 2, 0) + late
+    breaks = pause_breaks(words, prosody)  # break after word index i
     final_rate = int(round(100 + prosody.final_rate_pct))
     final_pitch = _pitch_percent(base_pitch, prosody.final_pitch_st)
     if n >= 2 and (final_rate != 100 or final_pitch != 100):
@@ -101,10 +92,6 @@ def build_ssml(text: str, prosody: Prosody, base_pitch: int) -> str:
         if i in breaks:
             out.append(f'<break time="{breaks[i]}ms"/>')
     return "<speak>" + " ".join(out) + "</speak>"
-
-
-def _ms(value: float) -> int:
-    return max(0, int(round(value)))
 
 
 def _pitch_number(semitones: float) -> float:
@@ -148,10 +135,7 @@ def espeak_settings(utt: Utterance) -> EspeakSettings:
         range=rng,
         word_gap=int(round(max(0.0, p.word_gap_ms) / 10.0)),
         ssml=build_ssml(utt.text, p, pitch),
-        gain=_BASE_GAIN * 10.0 ** (p.gain_db / 20.0),
-        fade_db=max(0.0, p.fade_db),
-        lead_s=max(0.0, NEUTRAL_LEAD_MS + p.lead_ms) / 1000.0,
-        tail_s=TAIL_MS / 1000.0,
+        **finishing_settings(p, _BASE_GAIN),
     )
 
 
@@ -313,37 +297,6 @@ def engine_version() -> str:
 # --------------------------------------------------------------------------- the renderer
 
 
-def _speech_bounds(x: np.ndarray, sr: int) -> tuple[int, int]:
-    """First and last sample of the audible speech (10 ms frames within 40 dB of the peak)."""
-    hop = sr // 100
-    n = len(x) // hop
-    if n == 0:
-        return 0, len(x)
-    frames = x[: n * hop].reshape(n, hop)
-    energy = np.einsum("ij,ij->i", frames, frames)
-    active = np.flatnonzero(energy > energy.max() * 1e-4)
-    if len(active) == 0:
-        return 0, len(x)
-    return int(active[0]) * hop, min(len(x), (int(active[-1]) + 1) * hop)
-
-
-def _postprocess(x: np.ndarray, s: EspeakSettings, sr: int) -> np.ndarray:
-    """Level, trailing-off fade, lead and tail silence, clipping to [-1, 1] (float32)."""
-    lead = int(round(s.lead_s * sr))
-    tail = int(round(s.tail_s * sr))
-    out = np.zeros(lead + len(x) + tail, dtype=np.float32)
-    speech = out[lead : lead + len(x)]
-    np.multiply(x, np.float32(s.gain), out=speech)
-    if s.fade_db > 0.0:
-        start, end = _speech_bounds(x, sr)
-        length = int((end - start) * _FADE_SHARE)
-        if length > 0:
-            ramp = np.linspace(0.0, -s.fade_db / 20.0, length, dtype=np.float64)
-            speech[end - length : end] *= np.power(10.0, ramp).astype(np.float32)
-            speech[end:] *= np.float32(10.0 ** (-s.fade_db / 20.0))
-    return np.clip(out, -1.0, 1.0, out=out)
-
-
 class EspeakRenderer:
     """The default renderer: espeak-ng voices with label-driven prosody (see module doc)."""
 
@@ -376,7 +329,7 @@ class EspeakRenderer:
         with _lock:
             raw = _engine_locked().synth(s.ssml, s.voice, params, ssml=True)
         x = resample(raw * (1.0 / 32768.0), _NATIVE_RATE, SAMPLE_RATE)
-        return _postprocess(x, s, SAMPLE_RATE)
+        return finish(x, s, SAMPLE_RATE)
 
     def synthesize_plain(self, text: str, voice: str = "en-us") -> np.ndarray:
         """Bare espeak-ng at default settings: int16 at 22,050 Hz (no prosody, no resampling).

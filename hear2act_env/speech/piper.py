@@ -60,7 +60,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -71,15 +70,15 @@ import numpy as np
 from hear2act_env import jsonsafe
 from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.errors import ConfigError, Hear2ActError, MissingExtraError
-from hear2act_env.speech.prosody import (
-    DELIVERY_PROSODY,
-    NEUTRAL_LEAD_MS,
-    TAIL_MS,
-    Prosody,
-    prosody_for,
-    table_digest,
-)
+from hear2act_env.speech.prosody import DELIVERY_PROSODY, Prosody, prosody_for, table_digest
 from hear2act_env.speech.resample import resample
+from hear2act_env.speech.shaping import (
+    FADE_SHARE,
+    WORD,
+    finish,
+    finishing_settings,
+    pause_breaks,
+)
 from hear2act_env.speech.utterance import Utterance
 from hear2act_env.speech.voices import VOICES, voice_for, voices_digest
 
@@ -118,8 +117,6 @@ _CUT_FADE_S = 0.003
 #: Output gain before the label's ``gain_db``: brings the neutral Piper voice to about the
 #: level of the neutral espeak-ng voices (-24.5 dB RMS over the speech).
 _BASE_GAIN = 0.87
-#: Share of the speech, at its end, over which ``fade_db`` trails off (as espeak-ng's path).
-_FADE_SHARE = 1 / 3
 #: Bounds of the overall speaking-rate factor (espeak-ng clamps 80-450 wpm).
 _RATE_MIN, _RATE_MAX = 0.45, 2.6
 #: Cue balance of this voice: the label's own deviation (never the jitter, never the persona
@@ -156,8 +153,6 @@ class PiperError(Hear2ActError, RuntimeError):
 
 # --------------------------------------------------------------------------- settings
 
-_WORD = re.compile(r"\S+")
-
 
 @dataclass(frozen=True)
 class PiperSettings:
@@ -183,21 +178,10 @@ class PiperSettings:
     tail_s: float
 
 
-def _ms(value: float) -> int:
-    return max(0, int(round(value)))
-
-
 def _chunks(text: str, p: Prosody) -> tuple[tuple[str, float], ...]:
-    """The text split at the pauses ``build_ssml`` puts in for espeak-ng (same words)."""
-    words = _WORD.findall(text)
-    n = len(words)
-    early, late = _ms(p.pause_early_ms), _ms(p.pause_late_ms)
-    breaks: dict[int, int] = {}  # pause (ms) after word index i
-    if n >= 2 and early > 0:
-        first = next((i for i, w in enumerate(words[: max(1, n // 2)]) if w[-1] in ",;:"), 0)
-        breaks[first] = breaks.get(first, 0) + early
-    if n >= 3 and late > 0:
-        breaks[n - 2] = breaks.get(n - 2, 0) + late
+    """The text split at its pauses (``shaping.pause_breaks``, as espeak-ng's SSML breaks)."""
+    words = WORD.findall(text)
+    breaks = pause_breaks(words, p)  # pause (ms) after word index i
     out: list[tuple[str, float]] = []
     start = 0
     for i in sorted(breaks):
@@ -229,15 +213,12 @@ def piper_settings(utt: Utterance, voice_f0_hz: float) -> PiperSettings:
         length_scale=1.0 / rate,
         pitch_shift_st=persona_st + p.pitch_st,
         range_factor=max(0.0, 1.0 + p.range_pct / 100.0),
-        final_word=len(_WORD.findall(utt.text)) >= 2,
+        final_word=len(WORD.findall(utt.text)) >= 2,
         final_pitch_st=p.final_pitch_st,
         final_duration=100.0 / final_rate,
         word_gap_s=10.0 * round(max(0.0, p.word_gap_ms) / 10.0) / 1000.0,
         psola_seed=utt.variation % _SEED_MODULUS,
-        gain=_BASE_GAIN * 10.0 ** (p.gain_db / 20.0),
-        fade_db=max(0.0, p.fade_db),
-        lead_s=max(0.0, NEUTRAL_LEAD_MS + p.lead_ms) / 1000.0,
-        tail_s=TAIL_MS / 1000.0,
+        **finishing_settings(p, _BASE_GAIN),
     )
 
 
@@ -251,7 +232,7 @@ def mapping_digest() -> str:
         "ramp": _FINAL_RAMP_S,
         "cut": _CUT_FADE_S,
         "gain": _BASE_GAIN,
-        "fade": _FADE_SHARE,
+        "fade": FADE_SHARE,
         "clamp": [_RATE_MIN, _RATE_MAX],
         "noise": [_NOISE_SCALE, _NOISE_W],
         "seed": _SEED_MODULUS,
@@ -564,37 +545,6 @@ def _psola(a: _Assembled, s: PiperSettings, sr: int) -> np.ndarray:
     return np.asarray(out.values, dtype=np.float64).reshape(-1)
 
 
-def _speech_bounds(x: np.ndarray, sr: int) -> tuple[int, int]:
-    """First and last sample of the audible speech (10 ms frames within 40 dB of the peak)."""
-    hop = sr // 100
-    n = len(x) // hop
-    if n == 0:
-        return 0, len(x)
-    frames = x[: n * hop].reshape(n, hop)
-    energy = np.einsum("ij,ij->i", frames, frames)
-    active = np.flatnonzero(energy > energy.max() * 1e-4)
-    if len(active) == 0:
-        return 0, len(x)
-    return int(active[0]) * hop, min(len(x), (int(active[-1]) + 1) * hop)
-
-
-def _postprocess(x: np.ndarray, s: PiperSettings, sr: int) -> np.ndarray:
-    """Level, trailing-off fade, lead and tail silence, clipping to [-1, 1] (float32)."""
-    lead = int(round(s.lead_s * sr))
-    tail = int(round(s.tail_s * sr))
-    out = np.zeros(lead + len(x) + tail, dtype=np.float32)
-    speech = out[lead : lead + len(x)]
-    np.multiply(x, np.float32(s.gain), out=speech)
-    if s.fade_db > 0.0:
-        start, end = _speech_bounds(x, sr)
-        length = int((end - start) * _FADE_SHARE)
-        if length > 0:
-            ramp = np.linspace(0.0, -s.fade_db / 20.0, length, dtype=np.float64)
-            speech[end - length : end] *= np.power(10.0, ramp).astype(np.float32)
-            speech[end:] *= np.float32(10.0 ** (-s.fade_db / 20.0))
-    return np.clip(out, -1.0, 1.0, out=out)
-
-
 class PiperRenderer:
     """Piper's neural voice with label-driven prosody (see the module docstring).
 
@@ -705,7 +655,7 @@ class PiperRenderer:
             assembled = _assemble(voice, s)
             x = _psola(assembled, s, voice.sample_rate)
         x = resample(x, voice.sample_rate, SAMPLE_RATE)
-        return _postprocess(x, s, SAMPLE_RATE)
+        return finish(x, s, SAMPLE_RATE)
 
     def synthesize_plain(self, text: str) -> np.ndarray:
         """Bare Piper at the voice's defaults (noise off): float32 at the native rate.

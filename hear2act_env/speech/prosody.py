@@ -66,11 +66,14 @@ quiet (pitch and energy); concern is slow, with a wait and a pause, and ends on 
 and pitch). Rejection is either heated (frustrated, impatient: louder, faster) or low and
 heavy (disappointed, firm).
 
-Calibration (Voice v2): the reference perceiver, trained on train-split clips and tested on
-the held-out voices of the test split, reaches about 0.89-0.92; pitch, energy and timing
-alone 0.70-0.79 each, and the privileged duration ratio (a clip's length over the same
-line's neutral length) 0.65-0.73: resolved labels are both quicker and slower than neutral,
-so length alone says little (``hear2act perceive --ablation``).
+Calibration (Voice v2) aims at: the reference perceiver, trained on train-split clips and
+tested on the held-out voices of the test split, within 0.88-0.96; pitch, energy and timing
+alone at least 0.65 each; and neither one group nor the privileged duration ratio (a clip's
+length over the same line's neutral length) within 0.05 of the full classifier (resolved
+labels are both quicker and slower than neutral, so length alone says little). What the
+shipped bank measures, per renderer, is written by ``hear2act perceive --ablation --json``
+into ``docs/data/ablation_espeak.json`` and ``docs/data/ablation_piper.json`` and quoted from
+there in the speech guide (``docs/speech.md``).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ RENDERERS: dict[str, str] = {
 
 _DATA = Path(__file__).resolve().parent / "data"
 #: Reference perceivers fit on each shipped renderer's train-split clips (``hear2act perceive
-#: --renderer NAME --save``): the voice-inferred conditions read that renderer's voice with them.
+#: --renderer NAME --save-perceiver``): the voice-inferred conditions read that renderer's voice with them.
 SHIPPED_PERCEIVERS: dict[str, Path] = {
     "espeak": _DATA / "reference_perceiver.json",
     "piper": _DATA / "reference_perceiver_piper.json",
@@ -63,15 +63,7 @@ def make_renderer(spec: str, field: str = "--renderer") -> Any:
         )
     except TypeError as exc:
         raise ConfigError(f"{field}: {spec} cannot be made without arguments ({exc})") from None
-    from hear2act_env.constants import SAMPLE_RATE
-    from hear2act_env.speech.utterance import Renderer
+    from hear2act_env.speech.utterance import check_renderer
 
-    if not isinstance(renderer, Renderer):
-        raise ConfigError(
-            f"{field}: {spec} is not a renderer (needs name, version, sample_rate and render)"
-        )
-    if int(renderer.sample_rate) != SAMPLE_RATE:
-        raise ConfigError(
-            f"{field}: {spec} renders at {renderer.sample_rate} Hz, expected {SAMPLE_RATE}"
-        )
+    check_renderer(renderer, field, spec)
     return renderer

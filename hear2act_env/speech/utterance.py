@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.errors import ConfigError
 from hear2act_env.protocol.delivery import DELIVERIES
 from hear2act_env.protocol.scenario import Scenario
@@ -112,3 +113,18 @@ class Renderer(Protocol):
     def render(self, utt: Utterance) -> np.ndarray:
         """Speak ``utt``: float32, mono, 16 kHz, values in [-1, 1]."""
         ...
+
+
+def check_renderer(renderer: Any, field: str = "renderer", label: str | None = None) -> None:
+    """Refuse what cannot be the env's voice: an object without the ``Renderer`` protocol, or
+    one that renders at another rate than 16 kHz. The same rule holds for a renderer given as
+    an object and one made from a name (``speech.renderers.make_renderer``); ``label`` names
+    it in messages."""
+    label = label if label is not None else repr(renderer)
+    if not isinstance(renderer, Renderer):
+        raise ConfigError(
+            f"{field}: {label} is not a renderer (needs name, version, sample_rate and render)"
+        )
+    rate = getattr(renderer, "sample_rate", None)
+    if isinstance(rate, bool) or not isinstance(rate, int | float) or int(rate) != SAMPLE_RATE:
+        raise ConfigError(f"{field}: {label} renders at {rate!r} Hz, expected {SAMPLE_RATE}")

@@ -3,7 +3,9 @@ exits 130 within 5 s with one line on how to resume, and the same command then f
 grid with every episode exactly once.
 
 Each test runs ``hear2act eval`` as a real process against a counting chat server in this
-process (every reply takes 0.3 s) and signals the process while calls are in flight.
+process (every reply takes 0.3 s until the signal) and signals the process while calls are in
+flight. The server's replies name their topic, so the agent never loads the MiniLM topic matcher
+(about 8 s per process): what is under test here is stopping and resuming, not parsing.
 """
 
 from __future__ import annotations
@@ -21,19 +23,23 @@ from pathlib import Path
 
 import pytest
 
+from hear2act_env.config import EnvConfig
 from hear2act_env.evaluation.runner import GridConfig, load_records
-from tests.llm.fake_openai_server import _scripted
+from tests.llm.fake_openai_server import SCRIPT
 
-IDS = tuple(GridConfig(agents=("prober",), split="test").scenario_ids()[:6])
+IDS = tuple(GridConfig(agents=("prober",), env=EnvConfig(split="test")).scenario_ids()[:6])
 REPLY_DELAY_S = 0.3
+# fake_openai_server's script, its one free-text question given an explicit topic
+TAGGED_SCRIPT = [r.replace("**Action:** ask\n", "**Action:** ask [TOPIC: OPEN]\n") for r in SCRIPT]
 
 
 class CountingServer:
-    """Chat completions that answer after ``REPLY_DELAY_S``, logging each request's arrival
+    """Chat completions that answer after ``delay`` seconds, logging each request's arrival
     time and whether it opens an episode (the first call of an episode has no turn yet)."""
 
     def __init__(self) -> None:
         self.arrivals: list[tuple[float, bool]] = []
+        self.delay = REPLY_DELAY_S
         self.lock = threading.Lock()
         owner = self
 
@@ -46,11 +52,11 @@ class CountingServer:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 messages = body["messages"]
-                text = _scripted(messages)
+                text = TAGGED_SCRIPT[max(0, _turns(messages)) % len(TAGGED_SCRIPT)]
                 first = _turns(messages) <= 0
                 with owner.lock:
                     owner.arrivals.append((time.monotonic(), first))
-                time.sleep(REPLY_DELAY_S)
+                time.sleep(owner.delay)
                 reply = {
                     "choices": [
                         {"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
@@ -189,6 +195,7 @@ def test_a_signal_stops_the_run_and_the_same_command_resumes(server, tmp_path, b
     assert len(late) <= 2
     time.sleep(1.0)
     assert len(server.after(signalled)) == len(late), "calls went on after the exit"
+    server.delay = 0.0  # the delay kept calls in flight for the signal; the rerun needs none
     # what finished is on disk, once; the same command finishes the rest
     before = load_records(out / "results.jsonl")
     assert all(r.error is None for r in before)

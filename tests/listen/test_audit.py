@@ -348,7 +348,7 @@ def test_cli_out_makes_then_reopens_and_serves(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(server, "serve", lambda app, host, port, **kw: served.append((host, port)))
     folder = tmp_path / "new"
     args = parse(
-        "--out", str(folder), "--clips", "4", "--annotator", "ann", "--cache-dir", str(tmp_path)
+        "--out", str(folder), "--clips", "4", "--annotator", "ann", "--audio-cache", str(tmp_path)
     )
     assert audit_cli.run(args) == 0
     assert served == [("127.0.0.1", 0)]

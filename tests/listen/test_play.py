@@ -27,6 +27,7 @@ from hear2act_env.evaluation.runner import load_records  # noqa: E402
 from hear2act_env.listen import play as play_mod  # noqa: E402
 from hear2act_env.listen.play import (  # noqa: E402
     LOCAL_HOSTS,
+    PLAY_ENV,
     PlaySession,
     play_app,
     play_config,
@@ -35,12 +36,12 @@ from hear2act_env.listen.play import (  # noqa: E402
 from hear2act_env.protocol.delivery import DELIVERIES  # noqa: E402
 from tests.listen.browser import SCREENSHOTS, media_state  # noqa: E402
 
-QUIET = {"audio_cache": False}
+QUIET = PLAY_ENV.replace(audio_cache=False)
 AUDIO_URL = re.compile(r"^/audio/\d+/\d+\.(ogg|wav)$")
 
 
 def config_of(access: str = "T", episodes: int = 2, name: str = "ada", **kw: Any):
-    return play_config(name, access=access, episodes=episodes, env_kwargs=QUIET, **kw)
+    return play_config(name, access=access, episodes=episodes, env=QUIET, **kw)
 
 
 @contextmanager
@@ -57,7 +58,7 @@ def playing(out: Path, access: str = "T", episodes: int = 2, **kw: Any) -> Itera
 def twin(session: PlaySession, number: int, access: str = "T") -> tuple[Hear2ActEnv, dict]:
     """An env at the start of the session's episode ``number`` (for the test's own truth)."""
     key = session.keys[number - 1]
-    env = Hear2ActEnv(realization=key.realization, access=access, split="test", **QUIET)
+    env = Hear2ActEnv(QUIET.replace(realization=key.realization, access=access))
     _, info = env.reset(seed=key.seed, options={"scenario": key.scenario})
     return env, info
 

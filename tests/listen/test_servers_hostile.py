@@ -32,7 +32,7 @@ from hear2act_env.listen import perception_audit as pa  # noqa: E402
 from hear2act_env.listen import server  # noqa: E402
 from hear2act_env.listen.audit_app import build_app  # noqa: E402
 from hear2act_env.listen.clips import read_file_under  # noqa: E402
-from hear2act_env.listen.play import PlaySession, play_app, play_config  # noqa: E402
+from hear2act_env.listen.play import PLAY_ENV, PlaySession, play_app, play_config  # noqa: E402
 from hear2act_env.listen.server import (  # noqa: E402
     LOCAL_HOSTS,
     MAX_BODY,
@@ -42,7 +42,7 @@ from hear2act_env.listen.server import (  # noqa: E402
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-QUIET = {"audio_cache": False}
+QUIET = PLAY_ENV.replace(audio_cache=False)
 ANNOTATOR = "ann"
 #: The "status" of a connection closed without an answer (a body that cannot end any more).
 NO_ANSWER = 0
@@ -79,7 +79,7 @@ def audit_folder(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def play_target(tmp_path_factory):
     out = tmp_path_factory.mktemp("hostile-play") / "results.jsonl"
-    config = play_config("eve", access="T", episodes=1, env_kwargs=QUIET)
+    config = play_config("eve", access="T", episodes=1, env=QUIET)
     session = PlaySession(config, out)
     session.start(timeout=60)
     try:
@@ -428,7 +428,7 @@ def test_a_chunked_body_is_capped_while_it_is_read(audit_folder, tmp_path):
 
 def _idle_session(out: Path) -> PlaySession:
     """A session that is not started: its app answers, nothing plays."""
-    return PlaySession(play_config("ida", access="T", episodes=1, env_kwargs=QUIET), out)
+    return PlaySession(play_config("ida", access="T", episodes=1, env=QUIET), out)
 
 
 def test_deep_json_is_a_400_in_both_apps(audit_folder, tmp_path):
@@ -460,7 +460,7 @@ def test_the_audit_app_checks_host_origin_and_content_type(audit_folder):
 
 def test_play_refuses_a_foreign_origin(tmp_path):
     out = tmp_path / "r.jsonl"
-    session = PlaySession(play_config("ora", access="T", episodes=1, env_kwargs=QUIET), out)
+    session = PlaySession(play_config("ora", access="T", episodes=1, env=QUIET), out)
     session.start(timeout=60)
     try:
         client = TestClient(play_app(session))

@@ -13,6 +13,7 @@ import pytest
 
 from hear2act_agents.registry import make_agent
 from hear2act_env.cli import main
+from hear2act_env.config import EnvConfig
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.agent_logs import log_line, log_path
@@ -34,9 +35,8 @@ def results(tmp_path_factory) -> Path:
     config = GridConfig(
         agents=("prober", "state-aware", "random"),
         conditions=CONDITIONS,
-        split="test",
         scenarios=SCENARIOS,
-        env_kwargs={"turn_cost": 0.05},
+        env=EnvConfig(split="test", turn_cost=0.05),
     )
     run_grid(config, out, make_agent, progress=False)
     return out
@@ -68,7 +68,7 @@ def test_a_malformed_trace_is_refused_on_load(results, bad):
 
 def test_replay_reproduces_every_record(results):
     settings = RunSettings.of_results(results)
-    assert dict(settings.env_kwargs) == {"turn_cost": 0.05} and settings.split == "test"
+    assert settings.env == EnvConfig(split="test", turn_cost=0.05) and settings.split == "test"
     for r in _records(results):
         replay = replay_episode(r, settings)
         assert replay.final_option == r.final_option
@@ -263,7 +263,7 @@ def test_site_refuses_odd_inputs(results, tmp_path):
 
 def test_view_cli(results, tmp_path, capsys):
     site = tmp_path / "site"
-    argv = ["view", str(results), "--out", str(site), "--scenario", "dentists-09", "--no-plots"]
+    argv = ["view", str(results), "--out", str(site), "--scenarios", "dentists-09", "--no-plots"]
     assert main(argv) == 0
     assert "episode pages" in capsys.readouterr().out
     assert main(argv + ["--wav"]) == 0  # rebuilds its own site

@@ -19,6 +19,7 @@ import pytest
 
 from hear2act_agents.registry import make_agent
 from hear2act_env.cli import main
+from hear2act_env.config import EnvConfig
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.runner import GridConfig, run_grid
 from hear2act_env.listen.replay import RunSettings
@@ -36,8 +37,8 @@ def grid(tmp_path_factory) -> Path:
         agents=("prober", "random"),
         realizations=("prosody",),
         conditions=("T",),
-        split="test",
         scenarios=(SCENARIO,),
+        env=EnvConfig(split="test"),
     )
     run_grid(config, out, make_agent, progress=False)
     return out
@@ -81,8 +82,20 @@ def _folder(tmp: Path, grid: Path, records: list | None = None, manifest=None) -
 
 
 def _with_config(grid: Path, **changes) -> dict:
+    """The grid's manifest as a version-0.1.0 one (flat split, scenario_file, env_kwargs)
+    with ``changes``: the viewer reads those through EnvConfig's compatibility reader."""
     manifest = _manifest(grid)
+    env = manifest["config"].pop("env")
+    manifest["config"].update(split=env["split"], scenario_file=None, env_kwargs={})
     manifest["config"].update(changes)
+    return manifest
+
+
+def _with_env(grid: Path, speech: dict | None = None, **changes) -> dict:
+    """The grid's manifest (today's form) with ``changes`` to its env and ``speech``."""
+    manifest = _manifest(grid)
+    manifest["config"]["env"].update(changes)
+    manifest["config"]["env"]["speech"].update(speech or {})
     return manifest
 
 
@@ -397,6 +410,31 @@ CASES: dict[str, tuple[Case, int, str]] = {
         "max_actions",
     ),
     "an unknown split": (_results(manifest=lambda g: _with_config(g, split="secret")), 0, "split"),
+    "env: a renderer to import": (
+        _results(manifest=lambda g: _with_env(g, speech={"renderer": "os:system"})),
+        0,
+        "env.speech.renderer",
+    ),
+    "env: scenarios /etc/passwd": (
+        _results(manifest=lambda g: _with_env(g, scenarios="/etc/passwd")),
+        0,
+        "env.scenarios",
+    ),
+    "env: an audio cache path": (
+        _results(manifest=lambda g: _with_env(g, speech={"audio_cache": "/tmp/x"})),
+        0,
+        "env.speech.audio_cache",
+    ),
+    "env: a negative turn cost": (
+        _results(manifest=lambda g: _with_env(g, turn_cost=-1)),
+        0,
+        "env.turn_cost",
+    ),
+    "env: an unknown setting": (
+        _results(manifest=lambda g: _with_env(g, colour="blue")),
+        0,
+        "env.colour",
+    ),
     "scenario_file /etc/passwd": (
         _results(manifest=lambda g: _with_config(g, scenario_file="/etc/passwd")),
         0,

@@ -180,6 +180,11 @@ def _key(row: dict) -> str:
     return "|".join(str(k[f]) for f in sorted(k))
 
 
+# slow (starting the server takes about 10 s, the three runs as long): .ci/run's slow step runs
+# it. The default run checks that an eval against a stand-in chat server resumes after SIGINT
+# and SIGTERM (tests/evaluation/test_interrupts.py) and that a grid killed with SIGKILL resumes
+# (tests/evaluation/test_trustworthy.py).
+@pytest.mark.slow
 def test_eval_against_transformers_serve_resumes_after_a_kill(real_server, tmp_path):
     out = tmp_path / "ev"
     results = out / "results.jsonl"

@@ -17,7 +17,7 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from hear2act_agents.rl.audio_encoder import AudioTextExtractor
 from hear2act_agents.rl.encoding import EncoderSpec, RLObservation
-from hear2act_agents.rl.envs import make_env
+from hear2act_agents.rl.envs import RL_ENV, make_env
 from hear2act_agents.rl.policy import load_policy
 from hear2act_agents.rl.training import TrainConfig, train
 from hear2act_env.cli import build_parser
@@ -153,7 +153,7 @@ def test_disk_cache_skips_rendering_and_changes_no_observation(tmp_path):
 
 def test_learned_stack_is_picklable_and_passes_check_env():
     spec = EncoderSpec.for_access("A+T", audio_encoder="learned", logmel=LogMelSettings().to_dict())
-    env = make_env("A+T", spec=spec, env_kwargs={"renderer": ToneRenderer(), "audio_cache": False})
+    env = make_env(access="A+T", spec=spec, renderer=ToneRenderer(), audio_cache=False)
     sb3_check(env)
     clone = pickle.loads(pickle.dumps(env))
     a, _ = env.reset(seed=3)
@@ -169,7 +169,7 @@ def test_learned_stack_is_picklable_and_passes_check_env():
 # -- the extractor --------------------------------------------------------------------------
 def test_extractor_puts_the_vector_first_and_subtracts_the_reference():
     spec = EncoderSpec.for_access("A+T", audio_encoder="learned", logmel=LogMelSettings().to_dict())
-    env = make_env("A+T", spec=spec, env_kwargs={"renderer": ToneRenderer(), "audio_cache": False})
+    env = make_env(access="A+T", spec=spec, renderer=ToneRenderer(), audio_cache=False)
     extractor = AudioTextExtractor(env.observation_space, n_mels=32, embed_dim=16)
     assert extractor.features_dim == spec.size + 32
     obs, _ = env.reset(seed=0)
@@ -216,7 +216,7 @@ def runs(tmp_path_factory):
         audio_encoder="learned",
         init_from=str(text.out_dir),
         learning_rate=0.0,  # no update: the warm-started agent must act as the text agent
-        env_kwargs={"renderer": ToneRenderer(), "audio_cache": False},
+        env=RL_ENV.replace(renderer=ToneRenderer()),
         **TINY,
     )
     return text, learned

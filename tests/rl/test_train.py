@@ -9,9 +9,11 @@ pytest.importorskip("sb3_contrib", reason="MaskablePPO needs sb3-contrib")
 
 from hear2act_agents.registry import make_agent
 from hear2act_agents.rl.actions import to_env
+from hear2act_agents.rl.envs import RL_ENV
 from hear2act_agents.rl.policy import load_policy, make_rl_agent
 from hear2act_agents.rl.training import train
 from hear2act_env.cli import build_parser, main
+from hear2act_env.config import EnvConfig
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.rollout import play, wrap_for
@@ -73,7 +75,7 @@ def test_runner_evaluates_the_model_by_spec(tiny_run, tmp_path):
         realizations=("prosody",),
         conditions=(("T+S", "correct"),),
         scenarios=(sid,),
-        env_kwargs={"turn_cost": 0.05},
+        env=EnvConfig(turn_cost=0.05),
     )
     records = run_grid(config, tmp_path / "r.jsonl", make_agent, progress=False)
     assert len(records) == 2 and all(r.error is None for r in records)
@@ -125,7 +127,7 @@ def test_parsers_register_and_train_from_the_command_line(tmp_path, capsys):
 def test_audio_policy_through_the_runner(tmp_path):
     """A+T end to end with a synthetic voice: scaler, training, reload, runner episode."""
     out = tmp_path / "audio"
-    kw = dict(TINY, scaler_episodes=2, env_kwargs={"renderer": ToneRenderer()})
+    kw = dict(TINY, scaler_episodes=2, env=RL_ENV.replace(renderer=ToneRenderer()))
     result = train("A+T", "prosody", 0.05, 128, 0, out, progress=False, vec="dummy", **kw)
     config = json.loads(result.config_path.read_text())
     assert config["encoder"]["with_audio"] and len(config["encoder"]["prosody_mean"]) == 16

@@ -32,7 +32,7 @@ def test_sb3_subproc_matches_dummy():
 
 
 def test_sb3_subproc_with_audio():
-    thunks = env_thunks(2, access="A+T", split="train", env_kwargs={"renderer": ToneRenderer()})
+    thunks = env_thunks(2, access="A+T", split="train", renderer=ToneRenderer())
     sub = SubprocVecEnv(thunks)
     try:
         obs = drive(sub, steps=10)

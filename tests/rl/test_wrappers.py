@@ -41,7 +41,7 @@ def test_prosody_wrapper_passes_check_env_and_drops_raw_audio():
     keys = set(env.observation_space.spaces)
     assert {"prosody", "prosody_delta"} <= keys
     assert not keys & {"audio", "audio_length", "transcript", "options", "domain"}
-    check(make_env(access="A+T", split="train", env_kwargs={"renderer": ToneRenderer()}))
+    check(make_env(access="A+T", split="train", renderer=ToneRenderer()))
 
 
 def test_prosody_features_are_those_of_the_latest_turn_and_cached():
@@ -109,7 +109,7 @@ def test_shuffled_options_stay_consistent_with_the_env():
 
 
 def test_budget_end_is_terminal_for_the_learner():
-    env = make_env(access="T", split="train", env_kwargs={"max_actions": 3})
+    env = make_env(access="T", split="train", max_actions=3)
     env.reset(seed=0)
     for _ in range(3):
         _, _, terminated, truncated, info = env.step(0)  # open questions

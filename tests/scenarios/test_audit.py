@@ -13,6 +13,7 @@ import pytest
 
 from hear2act_env.bootstrap import Estimate
 from hear2act_env.cli import main
+from hear2act_env.cli.scenarios import text_env_factory
 from hear2act_env.protocol.scenario import Role
 from hear2act_env.scenarios.audit import BEST_LIMIT, Figure, run_audit
 from hear2act_env.scenarios.bank import load_bank
@@ -20,7 +21,8 @@ from hear2act_env.scenarios.bank import load_bank
 
 @pytest.fixture(scope="module")
 def shipped_report():
-    return run_audit(load_bank(), bank="the shipped bank")
+    bank = load_bank()
+    return run_audit(bank, bank="the shipped bank", episode_env=text_env_factory(bank))
 
 
 def _figure(report, attacker, scenarios):
@@ -31,7 +33,7 @@ def test_report_covers_every_attacker_family_with_cis(shipped_report):
     groups = {f.group for f in shipped_report.figures}
     assert groups == {
         "best option",
-        "zero-question play",
+        "zero-question episodes",
         "need attributes",
         "semantic",
         "exact prior-only",
@@ -82,7 +84,7 @@ def test_shipped_bank_best_option_play_and_semantic_figures_are_within(shipped_r
     # bank v3: every attacker's exact expected score is known and within the limit (its
     # realized score is one draw of the needs around it)
     assert all(f.expected is not None and f.within_limit for f in best)
-    play = [f for f in shipped_report.figures if f.group == "zero-question play" and f.limit]
+    play = [f for f in shipped_report.figures if f.group == "zero-question episodes" and f.limit]
     assert play and all(f.expected is not None and f.within_limit for f in play)
 
 
@@ -148,6 +150,12 @@ def test_decision_rule_points_over_all_scenarios_significance_on_the_test_split(
     assert Figure("g", "x", "test", Estimate(0.9, 0.8, 1.0, 96), 0.1, None).within_limit
 
 
+# The planted-leak tests audit the first twelve domains of the bank (96 train and 24 test
+# scenarios): a leak planted in every scenario shows as clearly there as in the whole bank, at
+# a third of the cost (about 3 s instead of 10 s each).
+PLANTED = 120
+
+
 def _planted(position_of_best: int):
     """The shipped bank with ``best`` moved to a fixed shown position."""
     out = []
@@ -161,7 +169,7 @@ def _planted(position_of_best: int):
 
 
 def test_attackers_find_a_planted_leak():
-    report = run_audit(_planted(0), semantic=False, play=False)
+    report = run_audit(_planted(0)[:PLANTED], semantic=False)
     position = _figure(report, "fewest position", "all")
     assert position.estimate.value == pytest.approx(1.0) and not position.within_limit
     assert _figure(report, "ranker (linear)", "test").estimate.value > 0.9
@@ -184,24 +192,29 @@ def _twinned():
 
 
 def test_the_twin_attack_finds_best_when_safe_copies_it():
-    report = run_audit(_twinned(), semantic=False, play=False)
+    report = run_audit(_twinned()[:PLANTED], semantic=False)
     twin = _figure(report, "most shared with closest ahead", "all")
     assert twin.estimate.value > 0.9 and not twin.within_limit
 
 
 def test_need_detection_scores_against_the_right_chance():
-    report = run_audit(load_bank()[:40], semantic=False, play=False)
+    report = run_audit(load_bank()[:40], semantic=False)
     need = [f for f in report.figures if f.group == "need attributes"]
     for f in need:
         assert 3 / 7 - 1e-9 <= f.chance <= 3 / 6 + 1e-9
         assert f.limit == pytest.approx(f.chance + 0.05)
+    # no env factory given: no zero-question episodes, and the report says so
+    assert not [f for f in report.figures if f.group == "zero-question episodes"]
+    assert any("zero-question episodes skipped" in note for note in report.notes)
 
 
 def test_cli_writes_json_and_fails_on_violations(tmp_path, capsys):
     path = tmp_path / "few.jsonl"
     path.write_text("\n".join(json.dumps(s.to_dict()) for s in _planted(3)[:30]) + "\n")
     out = tmp_path / "audit.json"
-    rc = main(["scenarios", "audit", str(path), "--no-semantic", "--json", str(out)])
+    rc = main(
+        ["scenarios", "leakage", "--scenario-file", str(path), "--no-semantic", "--json", str(out)]
+    )
     assert rc == 1  # best always at position 4: a heuristic finds it
     data = json.loads(out.read_text())
     assert data["bank"] == str(path) and any(not f["within_limit"] for f in data["figures"])
@@ -219,7 +232,8 @@ def test_top_k_hits_splits_ties():
 def test_cli_audit_with_a_folder_that_holds_no_domain_files_is_a_named_error(tmp_path, capsys):
     path = tmp_path / "few.jsonl"
     path.write_text("\n".join(json.dumps(s.to_dict()) for s in load_bank()[:20]) + "\n")
-    args = ["scenarios", "audit", str(path), "--no-semantic", "--no-play", "--domains"]
+    args = ["scenarios", "leakage", "--scenario-file", str(path), "--no-semantic", "--no-episodes"]
+    args += ["--domains"]
     assert main([*args, str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err
     assert "domains:" in err and "Traceback" not in err
@@ -230,7 +244,8 @@ def test_cli_audit_of_a_missing_or_malformed_file_is_a_named_error(tmp_path, cap
     path = tmp_path / "bank.jsonl"
     if content is not None:
         path.write_bytes(content.encode("latin-1"))
-    assert main(["scenarios", "audit", str(path), "--no-semantic", "--no-play"]) == 2
+    argv = ["scenarios", "leakage", "--scenario-file", str(path), "--no-semantic", "--no-episodes"]
+    assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("hear2act: error:") and "Traceback" not in err
 
@@ -264,7 +279,7 @@ def test_small_or_one_split_files_audit_without_the_figures_they_cannot_support(
     """A user's file may be tiny or hold one split: the learned scorers report only what can
     be computed (train -> test needs both splits, 5-fold needs 10 scenarios)."""
     subset = [s for s in load_bank() if s.split == split][:n]
-    report = run_audit(subset, semantic=False, play=False)
+    report = run_audit(subset, semantic=False)
     learned = {(f.attacker, f.scenarios) for f in report.figures if "learned" in f.attacker}
     expected = (
         {

@@ -200,8 +200,8 @@ def test_the_full_set_is_the_reference_perceiver(tmp_path):
 def test_perceive_rejects_bad_flag_combinations(capsys):
     assert main(["perceive", "--json"]) == 2
     assert "--json: only with --ablation" in capsys.readouterr().err
-    assert main(["perceive", "--ablation", "--save", "m.json"]) == 2
-    assert "--save: not with --ablation" in capsys.readouterr().err
+    assert main(["perceive", "--ablation", "--save-perceiver", "m.json"]) == 2
+    assert "--save-perceiver: not with --ablation" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["perceive", "--ablation", "--per-scenario", "0"])
 
@@ -215,7 +215,7 @@ def test_perceive_ablation_prints_the_table_and_json(tmp_path, capsys, monkeypat
         :6
     ]
     monkeypatch.setattr(bank, "load_bank", lambda: small)
-    flags = ["--per-scenario", "2", "--train-stride", "1", "--cache-dir", str(tmp_path / "c")]
+    flags = ["--per-scenario", "2", "--train-stride", "1", "--audio-cache", str(tmp_path / "c")]
     assert main(["perceive", "--ablation", *flags]) == 0
     out = capsys.readouterr().out
     assert "Cue ablation" in out and "Voice v2 targets" in out and "95% CI" in out

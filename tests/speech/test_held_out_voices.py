@@ -100,9 +100,11 @@ def test_a_hash_lookup_of_training_clips_finds_no_test_clip():
 
 
 def test_cross_split_check_counts_zero_on_a_bank_sample():
+    # two train scenarios and one test scenario of a domain: about 2,500 clips rendered and
+    # hashed, far above the floor below (three and two rendered 4,700, three times as long)
     bank = load_bank()
-    sample = [s for s in bank if s.split == "train"][:3] + [s for s in bank if s.split == "test"][
-        :2
+    sample = [s for s in bank if s.split == "train"][:2] + [s for s in bank if s.split == "test"][
+        :1
     ]
     report = cross_split_check(sample, ("prosody",))
     assert report.ok and report.identical == 0 and report.near_identical == 0

@@ -22,6 +22,7 @@ from hear2act_env.protocol.scenario import PERSONAS  # noqa: E402
 from hear2act_env.speech import piper as piper_module  # noqa: E402
 from hear2act_env.speech.features import FEATURE_NAMES, prosodic_features  # noqa: E402
 from hear2act_env.speech.piper import PERSONA_F0_HZ, PiperError, PiperRenderer  # noqa: E402
+from hear2act_env.speech.shaping import speech_bounds  # noqa: E402
 from hear2act_env.speech.utterance import Renderer, Utterance  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,12 +50,12 @@ def _labelled(renderer: PiperRenderer, label: str, strength: float = 1.0) -> np.
 
 def _speech_seconds(wave: np.ndarray) -> float:
     """Length of the audible speech (first to last 10 ms frame within 40 dB of the peak)."""
-    start, end = piper_module._speech_bounds(wave.astype(np.float64), 16000)
+    start, end = speech_bounds(wave.astype(np.float64), 16000)
     return (end - start) / 16000
 
 
 def _lead_seconds(wave: np.ndarray) -> float:
-    return piper_module._speech_bounds(wave.astype(np.float64), 16000)[0] / 16000
+    return speech_bounds(wave.astype(np.float64), 16000)[0] / 16000
 
 
 def test_is_a_renderer_with_a_versioned_identity(renderer):

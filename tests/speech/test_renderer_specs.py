@@ -11,6 +11,7 @@ import pytest
 import hear2act_env  # noqa: F401 - registers the ids
 from hear2act_env.cli import main
 from hear2act_env.conditions import Condition
+from hear2act_env.config import EnvConfig, SpeechConfig
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.runner import GridConfig, run_grid
 from hear2act_env.speech.features import FEATURE_NAMES
@@ -61,8 +62,7 @@ def test_the_grid_reads_the_voice_with_the_perceiver_it_is_given(tmp_path):
         agents=("state-aware",),
         realizations=("prosody",),
         conditions=(Condition.parse("A+T/inferred"),),
-        split="test",
-        env_kwargs={"audio_cache": False},
+        env=EnvConfig.from_kwargs(split="test", audio_cache=False),
     )
     fooled = run_grid(GridConfig(**common, perceiver=deaf), tmp_path / "a.jsonl", _agents())
     shipped = run_grid(GridConfig(**common), tmp_path / "b.jsonl", _agents())
@@ -106,10 +106,13 @@ def test_each_shipped_renderer_is_read_with_its_own_shipped_perceiver():
 
     for name, path in SHIPPED_PERCEIVERS.items():
         assert LogisticModel.load(path).feature_names == tuple(FEATURE_NAMES), name
-    assert _voice_of(argparse.Namespace(renderer="espeak", perceiver=None)) == ({}, None)
+    assert _voice_of(argparse.Namespace(renderer="espeak", perceiver=None)) == (
+        SpeechConfig(),
+        None,
+    )
     pytest.importorskip("piper")
-    env_kwargs, perceiver = _voice_of(argparse.Namespace(renderer="piper", perceiver=None))
-    assert env_kwargs == {"renderer": "piper"}
+    voice, perceiver = _voice_of(argparse.Namespace(renderer="piper", perceiver=None))
+    assert voice == SpeechConfig(renderer="piper")
     assert perceiver == "piper"  # a name in the manifest: portable across installs
 
     from hear2act_env.evaluation.runner import _perceiver_path

@@ -31,7 +31,7 @@ def test_render_reports_counts(tmp_path, capsys):
         "1",
         "--realizations",
         "prosody",
-        "--cache-dir",
+        "--audio-cache",
         str(tmp_path),
         "--workers",
         "1",

@@ -35,7 +35,7 @@ import numpy as np
 
 from hear2act_agents.llm.backends.base import (
     BackendError,
-    CallTracking,
+    LocalGeneration,
     Message,
     MicroBatcher,
     Reply,
@@ -50,11 +50,8 @@ from hear2act_agents.llm.backends.hf_chat import (
 from hear2act_agents.llm.cache import ResponseCache, audio_digest, cache_key
 from hear2act_agents.loading import (
     dtype_kwargs,
-    generation_settings,
     load_error,
-    pick_device,
     require,
-    resolve_model_path,
     shared,
 )
 from hear2act_env import interrupts
@@ -217,7 +214,7 @@ class _LoadedAudio:
         return {"config": full.thinker_config, "key_mapping": {r"^thinker\.": ""}}
 
 
-class AudioLLMBackend(CallTracking):
+class AudioLLMBackend(LocalGeneration):
     """Shared code of the audio LLM backends (subclasses name the model class)."""
 
     kind = "audio"
@@ -241,19 +238,16 @@ class AudioLLMBackend(CallTracking):
     ) -> None:
         if processor not in ("auto", "light"):
             raise ConfigError(f"processor: got {processor!r}, expected 'auto' or 'light'")
-        if max_new_tokens < 1 or max_batch_size < 1 or temperature < 0:
-            raise ConfigError(
-                f"{self.kind} backend: max_new_tokens and max_batch_size must be >= 1, "
-                "temperature >= 0"
-            )
-        self.path = resolve_model_path(path)
-        self.device = pick_device(device)
-        self.dtype = dtype
-        self.temperature = float(temperature)
-        self.top_p = top_p
-        self.max_new_tokens = int(max_new_tokens)
-        self.chat_template_kwargs = dict(chat_template_kwargs or {})
-        self.name = f"{self.kind}:{path}"
+        self._init_generation(
+            path,
+            device=device,
+            dtype=dtype,
+            temperature=temperature,
+            top_p=top_p,
+            max_new_tokens=max_new_tokens,
+            max_batch_size=max_batch_size,
+            chat_template_kwargs=chat_template_kwargs,
+        )
         key = (self.model_class, self.path, self.device, dtype, processor)
         self._m: _LoadedAudio = shared(
             key, lambda: _LoadedAudio(self.path, self.model_class, self.device, dtype, processor)
@@ -276,9 +270,6 @@ class AudioLLMBackend(CallTracking):
     @property
     def processor_kind(self) -> str:
         return "light" if isinstance(self._m.processor, _LightProcessor) else "auto"
-
-    def settings(self) -> dict[str, Any]:
-        return generation_settings(self)
 
     def complete(
         self,

@@ -1,5 +1,7 @@
-"""What every backend shares: the ``ChatBackend`` protocol, its errors, lazy imports and a
-micro-batcher that groups concurrent requests from many episodes into one model call."""
+"""What every backend shares: the ``ChatBackend`` protocol, its errors, lazy imports, a
+micro-batcher that groups concurrent requests from many episodes into one model call, and the
+arguments the local ``transformers`` backends take alike (``LocalGeneration``: checked and
+stored in one place)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from hear2act_env.errors import Hear2ActError
+from hear2act_agents.loading import generation_settings, pick_device, resolve_model_path
+from hear2act_env.errors import ConfigError, Hear2ActError
 from hear2act_env.redaction import redact
 
 __all__ = [
@@ -22,6 +25,7 @@ __all__ = [
     "CallTracking",
     "ChatBackend",
     "LENGTH",
+    "LocalGeneration",
     "MicroBatcher",
     "Reply",
     "Request",
@@ -149,6 +153,48 @@ class CallTracking:
                 stored["finish_reason"] = reply.finish_reason
             cache.put(key, text, material, stored or None)
         return text
+
+
+class LocalGeneration(CallTracking):
+    """Mixin of the local ``transformers`` backends (``hf`` and the audio LLMs): the arguments
+    they all take, checked and stored by ``_init_generation``, and ``settings()``.
+
+    Subclasses set ``kind`` (it names the backend in messages and in ``name``).
+    """
+
+    kind = ""
+
+    def _init_generation(
+        self,
+        path: str,
+        *,
+        device: str | None,
+        dtype: str | None,
+        temperature: float,
+        top_p: float | None,
+        max_new_tokens: int,
+        max_batch_size: int,
+        chat_template_kwargs: dict[str, Any] | None,
+    ) -> None:
+        """Check the limits (``ConfigError`` naming the backend), then resolve the model path
+        and the device and store the generation settings."""
+        if max_new_tokens < 1 or max_batch_size < 1 or temperature < 0:
+            raise ConfigError(
+                f"{self.kind} backend: max_new_tokens and max_batch_size must be >= 1, "
+                "temperature >= 0"
+            )
+        self.path = resolve_model_path(path)
+        self.device = pick_device(device)
+        self.dtype = dtype
+        self.temperature = float(temperature)
+        self.top_p = top_p
+        self.max_new_tokens = int(max_new_tokens)
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
+        self.name = f"{self.kind}:{path}"
+
+    def settings(self) -> dict[str, Any]:
+        """The generation settings that determine replies (part of the cache key)."""
+        return generation_settings(self)
 
 
 @runtime_checkable

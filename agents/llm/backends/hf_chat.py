@@ -23,7 +23,7 @@ import numpy as np
 from hear2act_agents.llm.backends.base import (
     LENGTH,
     BackendError,
-    CallTracking,
+    LocalGeneration,
     Message,
     MicroBatcher,
     Reply,
@@ -33,11 +33,8 @@ from hear2act_agents.llm.backends.base import (
 from hear2act_agents.llm.cache import ResponseCache, cache_key
 from hear2act_agents.loading import (
     dtype_kwargs,
-    generation_settings,
     load_error,
-    pick_device,
     require,
-    resolve_model_path,
     shared,
 )
 from hear2act_env import interrupts
@@ -164,7 +161,7 @@ class _Loaded:
         self.lock = threading.Lock()
 
 
-class TransformersChatBackend(CallTracking):
+class TransformersChatBackend(LocalGeneration):
     """A local chat model (see the module docstring)."""
 
     kind = "hf"
@@ -185,18 +182,16 @@ class TransformersChatBackend(CallTracking):
         chat_template_kwargs: dict[str, Any] | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
-        if max_new_tokens < 1 or max_batch_size < 1 or temperature < 0:
-            raise ConfigError(
-                "hf backend: max_new_tokens and max_batch_size must be >= 1, temperature >= 0"
-            )
-        self.path = resolve_model_path(path)
-        self.device = pick_device(device)
-        self.dtype = dtype
-        self.temperature = float(temperature)
-        self.top_p = top_p
-        self.max_new_tokens = int(max_new_tokens)
-        self.chat_template_kwargs = dict(chat_template_kwargs or {})
-        self.name = f"hf:{path}"
+        self._init_generation(
+            path,
+            device=device,
+            dtype=dtype,
+            temperature=temperature,
+            top_p=top_p,
+            max_new_tokens=max_new_tokens,
+            max_batch_size=max_batch_size,
+            chat_template_kwargs=chat_template_kwargs,
+        )
         key = ("causal-lm", self.path, self.device, dtype, trust_remote_code)
         self._m: _Loaded = shared(
             key, lambda: _Loaded(self.path, self.device, dtype, trust_remote_code)
@@ -214,9 +209,6 @@ class TransformersChatBackend(CallTracking):
             self.max_new_tokens,
             json.dumps(self.chat_template_kwargs, sort_keys=True),
         )
-
-    def settings(self) -> dict[str, Any]:
-        return generation_settings(self)
 
     def complete(
         self,

@@ -1,7 +1,7 @@
-"""The scenario-bank audit (``hear2act scenarios audit``): what can an agent that never asks get
-from what it is shown before the first question?
+"""The scenario-bank leakage audit (``hear2act scenarios leakage``): what can an agent that never
+asks get from what it is shown before the first question?
 
-Prior-only attackers are played against a bank and scored with 95% scenario-bootstrap CIs:
+Prior-only attackers are run against a bank and scored with 95% scenario-bootstrap CIs:
 
 - **best option**: heuristics (the eligible option with the most or fewest values shared with
   the opening, with the violators, with all options; the most common values; the favored rank;
@@ -10,7 +10,9 @@ Prior-only attackers are played against a bank and scored with 95% scenario-boot
   of, since ``best`` and ``safe`` meet the same needs and ``best`` is ahead) and learned rankers
   over those generic features (a linear and a quadratic multinomial logit), trained on the train split and
   scored on the test split, and by 5-fold cross-validation over all scenarios. Chance: 1 in 8.
-- **zero-question play** through ``gym.make``: recommend the ranker's pick and confirm.
+- **zero-question episodes** on an env the caller builds (``episode_env``; the command line
+  passes ``gym.make("Hear2Act-Prosody-Text-v0", ...)``): recommend the ranker's pick and
+  confirm.
   (Walking down the ranking while the words say "rejection" is reported too, without a
   limit: each rejection is feedback the agent paid a turn for, and L1-violating options are
   half of the eligible ones by construction, so its floor is 1 in 4.)
@@ -28,14 +30,14 @@ Prior-only attackers are played against a bank and scored with 95% scenario-boot
 
 Learned attackers are cross-validated over ``FOLD_SEEDS`` fold seeds, each held to the limit.
 
-``limits`` are the acceptance limits of the bank (the README); ``AuditReport.violations()``
+``limits`` are the acceptance limits of the bank (docs/scenarios.md); ``AuditReport.violations()``
 lists the figures above them.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,7 +66,7 @@ from hear2act_env.scenarios.audit.view import ScenarioView, Truth, view_of
 
 __all__ = ["BEST_LIMIT", "MARGIN", "AuditReport", "Figure", "run_audit"]
 
-#: Acceptance limits: every best-option attacker and zero-question play at most this top-1
+#: Acceptance limits: every best-option attacker and zero-question episode at most this top-1
 #: (the floor is 1/7: the eligible option last on the favored attribute is never best).
 BEST_LIMIT = 0.16
 #: No scenario's exact best_posterior above this.
@@ -89,7 +91,7 @@ NEED_SCORERS: tuple[tuple[str, dict[str, Any]], ...] = (
 class Figure:
     """One attacker's score on one set of scenarios."""
 
-    group: str  # "best option", "zero-question play", "need attributes", "semantic"
+    group: str  # "best option", "zero-question episodes", "need attributes", "semantic"
     attacker: str
     scenarios: str  # "test" (trained on train), "5-fold" (all, out of fold) or "all"
     estimate: Estimate
@@ -113,8 +115,8 @@ class Figure:
         says, e.g. an edited bank). Otherwise, figures over all scenarios (``all``, ``5-fold``): the point estimate is at
         most the limit; figures on the held-out split alone (``test``, 96 scenarios): not
         significantly above the limit (the 95% CI reaches it); at that size a figure of an
-        attacker with no signal at all lands above 0.16 about one time in six
-        (``benchmarks/audit_null.py``), so a point reading would fail a leak-free bank."""
+        attacker with no signal at all lands above 0.16 a fair share of the time (how often:
+        ``benchmarks/audit_null.py``), so a point reading would fail a leak-free bank."""
         if self.limit is None:
             return True
         if self.expected is not None:
@@ -148,7 +150,8 @@ class AuditReport:
     def table(self) -> str:
         """The figures as a text table."""
         wide = max([42] + [len(f.attacker) + 2 for f in self.figures])
-        head = f"{'group':<20}{'attacker':<{wide}}{'scenarios':<10}{'score [95% CI]':<24}"
+        group = max([20] + [len(f.group) + 2 for f in self.figures])
+        head = f"{'group':<{group}}{'attacker':<{wide}}{'scenarios':<10}{'score [95% CI]':<24}"
         head += f"{'exact':>7}{'chance':>8}{'limit':>8}  ok"
         lines = [
             f"Audit of {self.bank} ({self.n_scenarios} scenarios, sha256 {self.sha256[:12]})",
@@ -164,7 +167,7 @@ class AuditReport:
                 ok = "noise"  # the realized point above the limit, exact value or CI within
             exact = "-" if f.expected is None else f"{f.expected:.3f}"
             lines.append(
-                f"{f.group:<20}{f.attacker:<{wide}}{f.scenarios:<10}{score:<24}"
+                f"{f.group:<{group}}{f.attacker:<{wide}}{f.scenarios:<10}{score:<24}"
                 f"{exact:>7}{f.chance:>8.3f}{limit:>8}  {ok}"
             )
         bad = self.violations()
@@ -261,7 +264,7 @@ class _Audit:
 
     def rankers(self) -> dict[str, list[np.ndarray]]:
         """Learned rankers; returns each one's scores per scenario on the test split (trained
-        on train) and out of fold, for the play figures."""
+        on train) and out of fold, for the zero-question episodes."""
         out: dict[str, list[np.ndarray]] = {}
         for label, quadratic in (("ranker (linear)", False), ("ranker (quadratic)", True)):
             kw = {"quadratic": quadratic, "l2": 3e-2 if quadratic else 1e-2}
@@ -288,17 +291,11 @@ class _Audit:
                     out.setdefault(f"{label}|5-fold", scores)
         return out
 
-    # -- zero-question play --------------------------------------------------------------
-    def play(self, ranked: dict[str, list[np.ndarray]], path: str | None) -> None:
-        import gymnasium as gym
-
-        import hear2act_env  # noqa: F401 - registers the ids
-
-        env = gym.make(
-            "Hear2Act-Prosody-Text-v0",
-            scenarios=path if path is not None else self.scenarios,
-            disable_env_checker=True,
-        )
+    # -- zero-question episodes ----------------------------------------------------------
+    def zero_question_episodes(
+        self, ranked: dict[str, list[np.ndarray]], make_env: Callable[[], Any]
+    ) -> None:
+        env = make_env()
         key = "ranker (linear)"
         for where in ("test", "5-fold"):
             scores = ranked.get(f"{key}|{where}")
@@ -309,13 +306,13 @@ class _Audit:
             for s, i in zip(scores, idx):
                 view = self.views[i]
                 order = view.eligible[np.argsort(-s, kind="stable")]
-                confirm.append(_play(env, view.id, order[:1]))
+                confirm.append(_episode(env, view.id, order[:1]))
                 post = self.best_post[i]
                 exp.append(None if post is None else float(post[np.argsort(-s, kind="stable")[0]]))
                 if where == "test":
-                    walk.append(_play(env, view.id, order))
+                    walk.append(_episode(env, view.id, order))
             self.add(
-                "zero-question play",
+                "zero-question episodes",
                 f"{key}: recommend top, confirm",
                 where,
                 confirm,
@@ -325,7 +322,7 @@ class _Audit:
             )
             if walk:
                 self.add(
-                    "zero-question play",
+                    "zero-question episodes",
                     f"{key}: walk down on rejection",
                     where,
                     walk,
@@ -524,7 +521,7 @@ def _exact(audit: _Audit) -> None:
     )
 
 
-def _play(env: Any, scenario: str, order: np.ndarray) -> float:
+def _episode(env: Any, scenario: str, order: np.ndarray) -> float:
     """Recommend the options of ``order`` in turn while the reply rejects it in words; confirm
     the first one accepted. 1.0 if the episode ends on ``best``."""
     env.reset(seed=0, options={"scenario": scenario})
@@ -541,15 +538,21 @@ def run_audit(
     scenarios: Sequence[Scenario],
     *,
     bank: str = "scenarios",
-    path: str | None = None,
+    episode_env: Callable[[], Any] | None = None,
     semantic: bool = True,
-    play: bool = True,
     seed: int = 0,
     domains: str | None = None,
 ) -> AuditReport:
-    """Play every prior-only attacker against ``scenarios`` (``path``: their file, for play;
-    ``domains``: the folder of the domain files they were generated from, for the attackers
-    that read the domain files; default: the shipped ones)."""
+    """Run every prior-only attacker against ``scenarios``.
+
+    ``episode_env``: a zero-argument factory of a text-access Hear2Act env whose scenario source
+    holds ``scenarios`` (e.g. ``lambda: gym.make("Hear2Act-Prosody-Text-v0",
+    scenarios=scenarios)``); the zero-question episodes run on it, and are left out (with a
+    note)
+    when it is None. This package never builds an env itself: the scenario layer sits below the
+    env. ``domains``: the folder of the domain files the scenarios were generated from, for the
+    attackers that read the domain files (default: the shipped ones).
+    """
     if domains is not None:
         from hear2act_env.scenarios.domain import domain_files
 
@@ -561,8 +564,10 @@ def run_audit(
     audit = _Audit(scenarios, seed, domains)
     audit.heuristics()
     ranked = audit.rankers()
-    if play:
-        audit.play(ranked, path)
+    if episode_env is not None:
+        audit.zero_question_episodes(ranked, episode_env)
+    else:
+        audit.notes.append("zero-question episodes skipped: no env to run them on (episode_env)")
     audit.need_attributes()
     if semantic:
         audit.semantic()

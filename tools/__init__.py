@@ -1,0 +1,1 @@
+"""Maintenance tools of the repository (not installed with the package): ``python -m tools.X``."""
