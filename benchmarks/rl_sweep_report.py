@@ -143,7 +143,7 @@ def headline_table(
     summary: dict[Cell, dict[str, Estimate]],
     diffs: dict[tuple[str, float, str, str], dict[str, Estimate]],
 ) -> str:
-    """The README's table: mean actions per PPO agent and the paired gains of the voice."""
+    """The headline table (docs/rl.md): mean actions per PPO agent and the paired gains of the voice."""
     lines = [
         "| realization | turn cost | mean actions PPO(T) | PPO(A+T) | PPO(T+S) "
         "| A+T - T: actions | A+T - T: return | T+S - A+T: return |",
