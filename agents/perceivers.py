@@ -183,7 +183,7 @@ def make_perceiver(spec: Any, *, device: str | None = None) -> Any:
     if sep and kind == "prosody" and rest:
         return ReferenceProsodyPerceiver(rest)
     raise ConfigError(
-        f"perceiver: unknown spec {spec!r}; known: 'self' (audio LLM agents), 'affect:PATH', "
-        "'prosody:PATH', or "
+        f"perceiver: unknown spec {spec!r}; known: 'self' (audio LLM agents), 'self-text' "
+        "(any LLM agent), 'affect:PATH', 'prosody:PATH', or "
         "an object with perceive(audio, sample_rate, context)"
     )

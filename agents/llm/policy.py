@@ -318,7 +318,10 @@ class LLMPolicy:
         for key in ("reply", "error"):
             if isinstance(entry[key], str):
                 entry[key] = self._redact(entry[key])
-        return {k: v for k, v in entry.items() if v not in (None, 0, 0.0, False) or k == "reply"}
+        # empty fields are left out, but a call always says whether the cache answered it and
+        # how many recordings it sent (0 and false included), and what it replied
+        kept = ("reply", "cached", "audio_clips")
+        return {k: v for k, v in entry.items() if v not in (None, 0, 0.0, False) or k in kept}
 
     def _scrub(self, content: Any) -> Any:
         """A message's content with its texts redacted (the assistant turns of a re-ask carry

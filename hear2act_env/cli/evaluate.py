@@ -268,8 +268,13 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--perceiver",
         default=None,
-        help="self, affect:PATH or prosody:PATH: the audio is read into one sentence "
-        "(T+S-hat, generic affect); LLM agents",
+        metavar="{self,self-text,affect:PATH,prosody:PATH}",
+        help="a first stage for LLM agents: it reads the latest user turn into one sentence "
+        "and the decision call gets that sentence instead of the audio. self: the agent's own "
+        "audio model hears the recording (T+S-hat; --access A+T); self-text: the same prompt "
+        "and call with no recording (the transcript-only control, any model; --access T); "
+        "affect:PATH: an audio emotion classifier; prosody:PATH: a saved reference prosody "
+        "classifier",
     )
     options.add_access(p, ("T", "T+S"))
     options.add_realizations(p)

@@ -4,8 +4,10 @@
 same string as the records' resume key), its outcome (``success``, ``error``), and the agent's
 ``episode_log()``: ``prompts`` (each distinct system prompt once, by digest; messages refer to
 it with ``{"role": "system", "ref": DIGEST}``) and ``turns`` (per turn, the model calls with
-their messages, raw reply, latency in seconds, tokens and whether the response cache answered;
-the parsed action, its text and the parse outcome). The runner writes a line as the episode
+their messages, raw reply, latency in seconds, tokens, ``cached`` (whether the response cache
+answered) and ``audio_clips`` (recordings sent), the last two also when false or 0; the parsed
+action, its text and the parse outcome). Logs written before those two were always kept lack
+them when false or 0, and read the same. The runner writes a line as the episode
 finishes, before its record. A resumed run appends a new line for an episode it runs again;
 reading keeps, per key, the latest line of a finished episode (else the latest line).
 """
@@ -133,7 +135,8 @@ def format_episode_log(entry: dict[str, Any], full: bool = False) -> str:
                 if usage
                 else "tokens not reported"
             )
-            audio = f", {call['audio_clips']} clip(s)" if call.get("audio_clips") else ""
+            clips = int(call.get("audio_clips") or 0)  # absent in older logs: none sent
+            audio = f", {clips} clip{'s' if clips != 1 else ''}" if clips else ""
             cached = ", from cache" if call.get("cached") else ""
             lines.append(
                 f"  {call.get('stage', 'call')} call: {call.get('latency_s', 0):.3f} s, "

@@ -1,10 +1,11 @@
 """Paper-style tables, CSV and plots from episode records.
 
 Every table has an ``errors`` column: the episodes of the row's cell that ended in an error
-(counted in ``n``, left out of every figure). Model agents get a table of calls, format errors,
-truncated replies (cut off at the token limit) and tokens. An agent whose audio went to a
-server whose hearing was not probed (``--trust-audio``) is named in a note: "audio trusted, not
-checked".
+(counted in ``n``, left out of every figure). When a cell played a scenario more than once
+(``--runs``), a pass^k / pass@k table (``passk.py``) follows, written as ``passk.csv``. Model
+agents get a table of calls, format errors, truncated replies (cut off at the token limit) and
+tokens. An agent whose audio went to a server whose hearing was not probed (``--trust-audio``)
+is named in a note: "audio trusted, not checked".
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from hear2act_env.conditions import Condition
 from hear2act_env.evaluation import metrics as M
+from hear2act_env.evaluation.passk import PassK, pass_k_curve, runs_of
 from hear2act_env.evaluation.records import ERROR_KINDS, EpisodeRecord
 from hear2act_env.evaluation.stats import (
     Estimate,
@@ -78,6 +80,103 @@ def difference_rows(
         label = f"{condition} - {reference}"
         rows.append(Row(agent, realization, label, len(recs), errors, values))
     return rows
+
+
+@dataclass(frozen=True)
+class PassKRow:
+    """One cell's pass^k and pass@k for k = 1 .. ``runs`` (its runs per scenario); ``errors``:
+    its episodes left out for an error."""
+
+    agent: str
+    realization: str
+    condition: str
+    runs: int
+    errors: int
+    curve: list[PassK]
+
+
+def passk_rows(records: Sequence[EpisodeRecord]) -> list[PassKRow]:
+    """One row per cell; empty unless some cell played a scenario more than once."""
+    cells = group(records)
+    if all(runs_of(recs) <= 1 for recs in cells.values()):
+        return []
+    return [
+        PassKRow(
+            agent,
+            realization,
+            condition,
+            runs_of(recs),
+            sum(r.error is not None for r in recs),
+            pass_k_curve(recs),
+        )
+        for (agent, realization, condition), recs in cells.items()
+    ]
+
+
+def format_passk_table(rows: Sequence[PassKRow], privileged: set[str] = frozenset()) -> str:
+    """A line per cell and k; ``scenarios``: those with at least k finished runs (averaged),
+    ``left_out``: those with fewer (errored runs)."""
+    labels = [r.agent + (" *" if r.agent in privileged else "") for r in rows]
+    w = max([14, *(len(label) + 2 for label in labels)])
+    head = (
+        f"{'agent':<{w}}{'realization':<12}{'condition':<24}{'runs':>6}{'errors':>8}{'k':>4}"
+        f"{'scenarios':>11}{'left_out':>10}{'pass^k':>25}{'pass@k':>25}"
+    )
+    lines = [
+        "pass^k (all k runs of a scenario succeed) and pass@k (at least one does), %; "
+        "95% scenario-bootstrap CIs",
+        head,
+        "-" * len(head),
+    ]
+    for r, label in zip(rows, labels):
+        for p in r.curve:
+            lines.append(
+                f"{label:<{w}}{r.realization:<12}{r.condition:<24}{r.runs:>6}{r.errors:>8}"
+                f"{p.k:>4}{p.scenarios:>11}{p.left_out:>10}"
+                f"{str(p.pass_all):>25}{str(p.pass_any):>25}"
+            )
+    return "\n".join(lines)
+
+
+def write_passk_csv(rows: Sequence[PassKRow], path: Path) -> None:
+    """Long format: one line per cell, k and metric (``pass^k`` or ``pass@k``)."""
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(
+            [
+                "agent",
+                "realization",
+                "condition",
+                "runs",
+                "errors",
+                "k",
+                "scenarios",
+                "left_out",
+                "metric",
+                "value",
+                "ci_low",
+                "ci_high",
+            ]
+        )
+        for r in rows:
+            for p in r.curve:
+                for name, e in (("pass^k", p.pass_all), ("pass@k", p.pass_any)):
+                    w.writerow(
+                        [
+                            r.agent,
+                            r.realization,
+                            r.condition,
+                            r.runs,
+                            r.errors,
+                            p.k,
+                            p.scenarios,
+                            p.left_out,
+                            name,
+                            f"{e.value:.4f}",
+                            f"{e.low:.4f}",
+                            f"{e.high:.4f}",
+                        ]
+                    )
 
 
 def unpaired_notes(records: Sequence[EpisodeRecord], reference: str = "T") -> list[str]:
@@ -160,7 +259,8 @@ def format_table(
     return "\n".join(lines)
 
 
-def _ordered(rows: Sequence[Row], records: Sequence[EpisodeRecord]) -> list[Row]:
+def _ordered(rows: Sequence[Any], records: Sequence[EpisodeRecord]) -> list[Any]:
+    """``rows`` (with agent, realization and condition) in the records' first-seen order."""
     order = {}
     for r in records:
         for i, v in enumerate((r.key.agent, r.key.realization, r.key.condition)):
@@ -353,6 +453,9 @@ def report(
             privileged,
         ),
     ]
+    passk = _ordered(passk_rows(records), records)
+    if passk:
+        parts.append(format_passk_table([p for p in passk if _is_main(p.condition)], privileged))
     if len({r.condition for r in fidelity_rows}) > 1:
         parts.append(
             format_table(
@@ -383,6 +486,8 @@ def report(
         write_csv(difference_rows(records), out / "differences.csv")
         if usage:
             write_usage_csv(usage, out / "usage.csv")
+        if passk:
+            write_passk_csv(passk, out / "passk.csv")
         if plots:
             plot_all(records, rows, out)
     return "\n\n".join(parts)

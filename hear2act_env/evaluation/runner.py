@@ -39,6 +39,7 @@ from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import ConfigError, InfrastructureError, MissingExtraError
 from hear2act_env.evaluation.agent_logs import log_line, log_path
 from hear2act_env.evaluation.jsonl import jsonl_lines
+from hear2act_env.evaluation.progress import Progress
 from hear2act_env.evaluation.records import (
     EpisodeKey,
     EpisodeRecord,
@@ -593,7 +594,8 @@ def _ray_connect(ray: Any, address: str) -> None:
         if "auth" in " ".join(causes).lower():  # Ray's token authentication (Ray >= 2.5x)
             check = (
                 "the cluster may use token authentication: set RAY_AUTH_MODE=token and give "
-                "this machine the head's token (RAY_AUTH_TOKEN, or the file ~/.ray/auth_token)"
+                "this machine the head's token (RAY_AUTH_TOKEN, or the file ~/.ray/auth_token), "
+                "as on each worker node before its `ray start`"
             )
         first = (str(exc).splitlines() or [""])[0]
         raise ConfigError(
@@ -633,33 +635,6 @@ def _drop_torn_tail(path: Path) -> None:
         if data and not data.endswith(b"\n"):
             with path.open("r+b") as fh:
                 fh.truncate(data.rfind(b"\n") + 1)
-
-
-class _Progress:
-    """A dependency-free progress line on stderr."""
-
-    def __init__(self, total: int, done: int, enabled: bool) -> None:
-        self.total, self.done, self.enabled = total, done, enabled
-        self.start = time.perf_counter()
-        self.last = 0.0
-
-    def update(self, n: int) -> None:
-        self.done += n
-        now = time.perf_counter()
-        if self.enabled and (now - self.last > 0.5 or self.done == self.total):
-            self.last = now
-            rate = self.done / max(now - self.start, 1e-9)
-            bar = "#" * int(30 * self.done / max(self.total, 1))
-            print(
-                f"\r[{bar:<30}] {self.done}/{self.total} episodes ({rate:.0f}/s)",
-                end="",
-                file=sys.stderr,
-                flush=True,
-            )
-
-    def close(self) -> None:
-        if self.enabled:
-            print(file=sys.stderr)
 
 
 def run_grid(
@@ -704,7 +679,7 @@ def run_grid(
         done = {k for k, r in records.items() if r.error is None or not retry_errors}
         keys = config.keys()
         todo = [k for k in keys if k.id() not in done]
-        bar = _Progress(len(keys), len(keys) - len(todo), progress)
+        bar = Progress(len(keys), len(keys) - len(todo), progress)
         logs = _LogWriter(log_path(path))
         try:
             with path.open("a", encoding="utf-8") as fh:
@@ -717,7 +692,7 @@ def run_grid(
                         fh.flush()
                         for r, _ in batch:
                             records[r.key.id()] = r
-                        bar.update(len(batch))
+                        bar.update(r for r, _ in batch)
                 finally:
                     os.fsync(fh.fileno())
         except interrupts.Interrupted as exc:

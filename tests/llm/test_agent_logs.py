@@ -171,7 +171,7 @@ def test_transcript_only_first_stage_uses_the_audio_prompt_without_audio(server)
     assert (
         "attached recording is the customer's latest turn" in perception["messages"][1]["content"]
     )
-    assert "audio_clips" not in perception  # nothing attached
+    assert perception["audio_clips"] == 0 and perception["cached"] is False  # nothing attached
     assert turns[0]["perceived"]
     stats = agent.stats()
     assert stats["calls"] == sum(len(t["calls"]) for t in turns)
@@ -228,3 +228,30 @@ def test_a_corrupt_log_line_in_the_middle_is_named_and_skipped(tmp_path):
     assert list(logs) == ["a|prosody|T|correct|s|0"]  # the torn last line is dropped quietly
     with pytest.warns(UserWarning):
         assert find_episode_log(results, "a")["id"] == "a|prosody|T|correct|s|0"
+
+
+def test_a_call_always_says_cached_and_audio_clips_even_when_0(server, tmp_path):
+    agent = make_llm_agent("openai:scripted", base_url=server, cache_dir=tmp_path / "cache")
+    env = gym.make("Hear2Act-Prosody-Text-v0", max_actions=2)
+    play(env, agent, seed=3)
+    first = [c for t in agent.episode_log()["turns"] for c in t["calls"]]
+    play(env, agent, seed=3)  # the same episode again: every reply comes from the cache
+    again = [c for t in agent.episode_log()["turns"] for c in t["calls"]]
+    assert first and len(again) == len(first)
+    assert [(c["cached"], c["audio_clips"]) for c in first] == [(False, 0)] * len(first)
+    assert [(c["cached"], c["audio_clips"]) for c in again] == [(True, 0)] * len(again)
+    entry = {"id": "x", "key": {}, "turns": agent.episode_log()["turns"], "prompts": {}}
+    text = format_episode_log(json.loads(json.dumps(entry)))
+    assert "from cache" in text and "clip" not in text  # 0 clips: nothing to say
+
+
+def test_an_old_log_without_cached_and_audio_clips_still_formats(tmp_path):
+    call = {"stage": "decision", "messages": [], "reply": "[ACTION: ASK]", "latency_s": 0.5}
+    old = {"id": "a|prosody|T|correct|s|0", "success": True, "error": None}
+    old["turns"] = [{"turn": 1, "action_text": "ASK", "outcome": "ok", "calls": [call]}]
+    log_path(tmp_path / "r.jsonl").write_text(json.dumps(old) + "\n")
+    text = format_episode_log(find_episode_log(tmp_path / "r.jsonl", "s"))
+    assert "decision call: 0.500 s, tokens not reported\n" in text
+    two = {**call, "audio_clips": 2, "cached": True}
+    old["turns"][0]["calls"] = [two]
+    assert "0.500 s, tokens not reported, 2 clips, from cache" in format_episode_log(old)

@@ -113,3 +113,17 @@ def test_no_file_of_an_eval_holds_the_key_even_when_the_server_echoes_it(
     written = [p for p in out.rglob("*") if p.is_file()]
     assert written and all(key.encode() not in p.read_bytes() for p in written)
     assert key not in capsys.readouterr().out
+
+
+def test_eval_help_lists_every_perceiver_kind(capsys):
+    from hear2act_agents.registry import PERCEIVER_LABELS
+
+    with pytest.raises(SystemExit) as stop:
+        main(["eval", "--help"])
+    assert stop.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps the lines
+    usage = text[text.index("--perceiver {") :].split("}")[0]
+    for kind in PERCEIVER_LABELS:  # every kind the factory names agents after
+        shown = kind if kind.startswith("self") else f"{kind}:PATH"
+        assert shown in usage.split("{")[1].split(","), (kind, usage)
+        assert f"{shown}:" in text  # and the help says what it does
