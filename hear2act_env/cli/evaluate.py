@@ -8,6 +8,7 @@ from typing import Any
 
 from hear2act_env.cli import options, status
 from hear2act_env.cli.outputs import writable_dir
+from hear2act_env.cli.run_config import EvalOptions
 from hear2act_env.conditions import Condition
 from hear2act_env.config import EnvConfig, SpeechConfig
 from hear2act_env.errors import ConfigError
@@ -140,7 +141,7 @@ def add_benchmark(sub: argparse._SubParsersAction) -> None:
 
 def settings_of(args: argparse.Namespace) -> dict[str, object]:
     """The LLM-agent settings given by ``--base-url``, ``--perceiver``, ``--response-cache``
-    and ``--setting KEY=VALUE``."""
+    and ``--setting KEY=VALUE`` (``args.settings``: resolved by ``run_config.resolve``)."""
     settings: dict[str, object] = {}
     if args.base_url:
         settings["base_url"] = args.base_url
@@ -150,16 +151,25 @@ def settings_of(args: argparse.Namespace) -> dict[str, object]:
         settings["cache_dir"] = args.response_cache
     if getattr(args, "trust_audio", False):
         settings["trust_audio"] = True
-    for item in args.setting or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--setting: got {item!r}, expected KEY=VALUE")
-        settings[key] = value  # typed per agent kind (JSON values) by the LLM factory
+    settings.update(args.settings)  # typed per agent kind (JSON values) by the LLM factory
     return settings
 
 
 def evaluate(args: argparse.Namespace) -> int:
+    """``hear2act eval``: the flags, over the file of ``--config`` (``run_config``), run; or
+    with ``--print-config``, the resolved configuration printed and nothing run."""
+    from hear2act_env.cli import run_config
+
+    resolved, _ = run_config.resolve(args, args.eval_options)
+    if args.print_config:
+        print(run_config.to_toml(resolved), end="")
+        return 0
+    return _evaluate(run_config.namespace(resolved, args.eval_options), resolved)
+
+
+def _evaluate(args: argparse.Namespace, resolved: dict[str, Any]) -> int:
     from hear2act_agents.registry import AgentFactory, agent_kind, perceiver_label
+    from hear2act_env.cli.run_config import to_json
     from hear2act_env.evaluation.report import report
     from hear2act_env.evaluation.runner import GridConfig, run_grid
 
@@ -202,6 +212,7 @@ def evaluate(args: argparse.Namespace) -> int:
         retry_errors=not args.no_retry_errors,
         wait=args.wait,
         ray_address=ray_address,
+        run_config=to_json(resolved),  # the manifest's "run": eval --config MANIFEST reruns it
     )
     print(report(records, out, plots=not args.no_plots, prices=prices))
     return status.of_records(records)
@@ -255,12 +266,25 @@ def _fail_fast(
 def add_eval(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="evaluate model agents (LLM, audio LLM, RL) through the runner")
     p.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="read the run from FILE: TOML whose keys are the flags' names with underscores "
+        "(scenario_file, no_probe; --setting as a [settings] table), or a run's "
+        "results.manifest.json (or its folder) to run it again; flags given here override it",
+    )
+    p.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print the resolved configuration as TOML (what --config reads) and exit",
+    )
+    p.add_argument(
         "--agents",
         nargs="+",
         action="extend",
         required=True,
         help="agent specs: openai:MODEL, hf:PATH, qwen2-audio:PATH, qwen2.5-omni:PATH, "
-        "ppo:PATH or a baseline name",
+        "ppo:PATH or a baseline name (required, here or in --config)",
     )
     p.add_argument(
         "--base-url", default=None, help="API root of an OpenAI-compatible server (openai: agents)"
@@ -319,7 +343,8 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
         "(recorded in the manifest; the report says the audio was not checked)",
     )
     options.add_no_plots(p)
-    p.set_defaults(func=evaluate)
+    # no defaults in the namespace: what it holds was typed, and overrides --config
+    p.set_defaults(func=evaluate, eval_options=EvalOptions.take(p))
 
 
 def report_results(args: argparse.Namespace) -> int:
@@ -348,15 +373,14 @@ def report_results(args: argparse.Namespace) -> int:
         _check_same_bank(args.results)
         rows = leaderboard_rows(records, prices)
         if not rows:
-            raise ConfigError(f"--leaderboard: no Prosody-mediated records in {args.results}")
+            raise ConfigError(
+                f"--leaderboard: no records of a non-privileged agent in {args.results}"
+            )
         text = leaderboard_markdown(rows)
         out.mkdir(parents=True, exist_ok=True)
         atomic_write(out / "leaderboard.md", (text + "\n").encode("utf-8"))
         leaderboard_csv(rows, out / "leaderboard.csv")
-        print(
-            "Leaderboard (Prosody-mediated; Success %, paired differences in points, 95% CI)\n"
-            + text
-        )
+        print(text)
         print(f"\nwritten: {out / 'leaderboard.md'}, {out / 'leaderboard.csv'}")
         return 0
     print(report(records, out, plots=not args.no_plots, prices=prices))
@@ -419,8 +443,9 @@ def add_report(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--leaderboard",
         action="store_true",
-        help="one row per model (Prosody-mediated): Success under T, paired differences, "
-        "format errors, tokens, cost; written as leaderboard.md and .csv",
+        help="one row per model and realization: Success under T (and pass^K), paired "
+        "differences (T+S, A+T, each first stage of --perceiver runs), format errors, "
+        "truncations, episodes, tokens, cost; percent; written as leaderboard.md and .csv",
     )
     p.add_argument(
         "--episode",

@@ -1,24 +1,32 @@
-"""The leaderboard: one row per model, Prosody-mediated, with paired CIs.
+"""The leaderboard: one row per model and realization, with paired CIs.
 
-Columns: Success under T; the paired differences T+S - T, A+T - T, T+S-hat - T (the model's
-own two-stage run from the audio: agent ``M+stage1`` under A+T, from ``hear2act eval
---perceiver self``) and T+S-hat(text) - T (the transcript-only control: ``M+stage1-text``,
-from ``--perceiver self-text``, under T); the format-error rate (turns whose reply
-had no usable action after the re-ask), the truncation rate beside it (the same for replies cut
-off at the model's token limit: a setting to raise, not a format failure), errored episodes,
-tokens and cost. When the model played each scenario more than once under T (``--runs K``), a
-``pass^K T`` column follows Success T: the share of scenarios all K of whose runs succeed
-(docs/protocol.md#passk-and-passk). A difference pairs
-episodes by (scenario, run) across the model's variants (every variant of a scenario and run
-plays from the same seed); ``-`` where a condition was not run. Results of several files merge
-(the first record of a key wins); files of different bank versions or banks are refused.
+A section per realization (Prosody-mediated, then Explicit lexical: a run plays both). Columns:
+Success under T; when the model played each scenario more than once under T (``--runs K``),
+``pass^K T``, the share of scenarios all K of whose runs succeed (docs/protocol.md#passk-and-passk);
+the paired differences against the model under T: T+S - T, A+T - T, and one column per first
+stage of the model's two-stage runs (``hear2act eval --perceiver``, agent ``M+LABEL``):
+T+S-hat(self) - T (``M+stage1`` under A+T: the model hears the audio first), T+S-hat(self-text)
+- T (``M+stage1-text`` under T: the same first stage without audio), T+S-hat(prosody) - T and
+T+S-hat(affect) - T (``M+prosody``, ``M+affect`` under A+T: the reference prosody classifier or
+an emotion recognizer as the first stage). Then the format-error rate (turns whose reply had no
+usable action after the re-ask) and the truncation rate (the same for replies cut off at the
+model's token limit), errored episodes, finished episodes and model turns (the rates'
+denominators), tokens and cost, over every run of the model in that realization.
+
+Units: Success and pass^K in percent, differences in percentage points, rates in percent of
+turns; every estimate has a 95% scenario-bootstrap CI and its ``n``, the episodes (scenario x
+run) it rests on: finished episodes for Success, pairs finished in both cells for a difference.
+A difference pairs episodes by (scenario, run) across the model's variants (every variant of
+a scenario and run plays from the same seed); ``-`` where a condition was not run. Results of
+several files merge (the first record of a key wins); files of different bank versions or
+banks are refused.
 """
 
 from __future__ import annotations
 
 import csv
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,24 +34,34 @@ from hear2act_env.evaluation import metrics as M
 from hear2act_env.evaluation.passk import pass_k, runs_of
 from hear2act_env.evaluation.records import EpisodeRecord
 from hear2act_env.evaluation.stats import Estimate, bootstrap, paired_difference, paired_keys
-from hear2act_env.evaluation.usage import Price, base_model, usage_rows
+from hear2act_env.evaluation.usage import Price, split_agent, usage_rows
 
 __all__ = [
     "COLUMNS",
+    "DIFFERENCES",
+    "REALIZATIONS",
     "LeaderRow",
     "leaderboard_columns",
-    "leaderboard_rows",
     "leaderboard_csv",
     "leaderboard_markdown",
+    "leaderboard_rows",
+    "leaderboard_table",
+    "csv_header",
+    "sections",
+    "split_agent",
 ]
 
-REALIZATION = "prosody"
-#: (column, agent variant, condition) of each paired difference against the model under T.
-DIFFERENCES: tuple[tuple[str, str, str], ...] = (
-    ("T+S - T", "", "T+S"),
-    ("A+T - T", "", "A+T"),
-    ("T+S-hat - T", "+stage1", "A+T"),
-    ("T+S-hat(text) - T", "+stage1-text", "T"),
+#: Realizations in section order, with their titles; others follow in first-seen order.
+REALIZATIONS: dict[str, str] = {"prosody": "Prosody-mediated", "explicit": "Explicit lexical"}
+#: (column, CSV name, first-stage label of the agent, condition) of each paired difference
+#: against the model under T ('' : the model itself).
+DIFFERENCES: tuple[tuple[str, str, str, str], ...] = (
+    ("T+S - T", "tps_minus_t", "", "T+S"),
+    ("A+T - T", "apt_minus_t", "", "A+T"),
+    ("T+S-hat(self) - T", "tpshat_self_minus_t", "stage1", "A+T"),
+    ("T+S-hat(self-text) - T", "tpshat_self_text_minus_t", "stage1-text", "T"),
+    ("T+S-hat(prosody) - T", "tpshat_prosody_minus_t", "prosody", "A+T"),
+    ("T+S-hat(affect) - T", "tpshat_affect_minus_t", "affect", "A+T"),
 )
 COLUMNS = (
     "model",
@@ -52,58 +70,82 @@ COLUMNS = (
     "format err %",
     "truncated %",
     "errored",
+    "finished",
+    "turns",
     "tokens",
     "cost $",
+)
+#: The units line of the Markdown file and of each section.
+UNITS = (
+    "Success and pass^K in percent, differences in percentage points, each with its 95% "
+    "scenario-bootstrap CI and n, the episodes (scenario x run) it rests on (for a difference, "
+    "the pairs finished in both cells); format err % and truncated % in percent of the model's "
+    "turns; errored, finished and turns over every run of the model in the realization; cost "
+    "in US dollars; - where not run."
 )
 
 
 @dataclass(frozen=True)
 class LeaderRow:
-    """One model's row: estimates (None where not run) and totals."""
+    """One model's row in one realization: estimates (None where not run) and totals."""
 
     model: str
     success_t: Estimate | None
     differences: dict[str, Estimate | None]
-    format_error_rate: float | None
-    truncated_rate: float | None
+    format_error_rate: float | None  # percent of turns
+    truncated_rate: float | None  # percent of turns
     errored: int
     tokens: int
     cost: float | None
     #: K, the most runs per scenario of any model under T (the same on every row of a board),
-    #: and this model's pass^K under T (None where K is 1 or the model has no run under T).
+    #: and this model's pass^K under T (None where K is 1 or no scenario has K finished runs).
     runs: int = 1
     pass_k_t: Estimate | None = None
+    realization: str = "prosody"
+    #: Per estimate column (``Success T``, ``pass^K T``, a difference's name): the episodes
+    #: (scenario x run) it rests on; for a difference, the pairs finished in both cells.
+    episodes: dict[str, int] = field(default_factory=dict)
+    finished: int = 0
+    turns: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
     def cells(self) -> list[str]:
-        def est(e: Estimate | None) -> str:
-            return "-" if e is None else str(e)
+        """The Markdown cells, in ``leaderboard_columns`` order."""
+
+        def est(column: str, e: Estimate | None) -> str:
+            return "-" if e is None else f"{e} n={self.episodes.get(column, 0)}"
+
+        def pct(v: float | None) -> str:
+            return "-" if v is None else f"{v:.1f}"
 
         return [
             self.model,
-            est(self.success_t),
-            *([est(self.pass_k_t)] if self.runs > 1 else []),
-            *(est(self.differences[name]) for name, _, _ in DIFFERENCES),
-            "-" if self.format_error_rate is None else f"{100 * self.format_error_rate:.1f}",
-            "-" if self.truncated_rate is None else f"{100 * self.truncated_rate:.1f}",
+            est("Success T", self.success_t),
+            *([est(f"pass^{self.runs} T", self.pass_k_t)] if self.runs > 1 else []),
+            *(est(d[0], self.differences[d[0]]) for d in DIFFERENCES),
+            pct(self.format_error_rate),
+            pct(self.truncated_rate),
             str(self.errored),
+            str(self.finished),
+            str(self.turns) if self.turns else "-",
             str(self.tokens) if self.tokens else "-",
             "-" if self.cost is None else f"{self.cost:.4f}",
         ]
 
 
-def _variant(agent: str) -> str:
-    """'' for the model itself, '+stage1' or '+stage1-text' for its two-stage runs."""
-    rest = agent[len(base_model(agent)) :]
-    return "+stage1-text" if rest.startswith("+stage1-text") else rest[:7]
+def _realizations(records: Sequence[EpisodeRecord]) -> list[str]:
+    seen = list(dict.fromkeys(r.key.realization for r in records))
+    return [r for r in REALIZATIONS if r in seen] + [r for r in seen if r not in REALIZATIONS]
 
 
 def leaderboard_rows(
     records: Sequence[EpisodeRecord], prices: dict[str, Price] | None = None
 ) -> list[LeaderRow]:
-    """One row per model (first-seen order) from Prosody-mediated records."""
-    records = [r for r in records if r.key.realization == REALIZATION and not r.privileged]
-    models = list(dict.fromkeys(base_model(r.key.agent) for r in records))
-    usage = usage_rows(records, prices)
+    """One row per (realization, model): realizations in section order, models in first-seen
+    order. Privileged agents (the oracle) are left out."""
+    records = [r for r in records if not r.privileged]
+    models = list(dict.fromkeys(split_agent(r.key.agent)[0] for r in records))
     runs = max(
         (
             runs_of([r for r in records if r.key.agent == m and r.key.condition == "T"])
@@ -112,48 +154,72 @@ def leaderboard_rows(
         default=1,
     )
     rows = []
-    for model in models:
-        mine = [r for r in records if base_model(r.key.agent) == model]
-
-        def cell(
-            variant: str, condition: str, mine: list[EpisodeRecord] = mine, model: str = model
-        ) -> list[EpisodeRecord]:
-            # the variants share the model's name so that paired keys match
-            return [
-                replace(r, key=replace(r.key, agent=model))
-                for r in mine
-                if _variant(r.key.agent) == variant and r.key.condition == condition
-            ]
-
-        base = cell("", "T")
-        success_t = bootstrap(base, M.SUCCESS) if any(r.error is None for r in base) else None
-        pass_k_t = None
-        if runs > 1 and success_t is not None:
-            estimate = pass_k(base, runs).pass_all
-            pass_k_t = estimate if estimate.n else None  # no scenario has K finished runs
-        diffs: dict[str, Estimate | None] = {}
-        for name, variant, condition in DIFFERENCES:
-            other = cell(variant, condition)
-            ok = base and other and paired_keys(base, other)
-            diffs[name] = paired_difference(base, other, M.SUCCESS) if ok else None
-        own = [u for u in usage if base_model(u.agent) == model]
-        turns = sum(u.turns for u in own)
-        costs = [u.cost for u in own]
-        rows.append(
-            LeaderRow(
-                model,
-                success_t,
-                diffs,
-                sum(u.format_errors for u in own) / turns if turns else None,
-                sum(u.truncated for u in own) / turns if turns else None,
-                sum(r.error is not None for r in mine),
-                sum(u.prompt_tokens + u.completion_tokens for u in own),
-                sum(c for c in costs if c is not None) if own and None not in costs else None,
-                runs,
-                pass_k_t,
-            )
-        )
+    for realization in _realizations(records):
+        here = [r for r in records if r.key.realization == realization]
+        usage = usage_rows(here)
+        for model in dict.fromkeys(split_agent(r.key.agent)[0] for r in here):
+            rows.append(_row(model, realization, here, usage, prices or {}, runs))
     return rows
+
+
+def _row(
+    model: str,
+    realization: str,
+    here: list[EpisodeRecord],
+    usage: list,
+    prices: dict[str, Price],
+    runs: int,
+) -> LeaderRow:
+    mine = [r for r in here if split_agent(r.key.agent)[0] == model]
+
+    def cell(label: str, condition: str) -> list[EpisodeRecord]:
+        # the variants take the model's name so that paired keys match
+        return [
+            replace(r, key=replace(r.key, agent=model))
+            for r in mine
+            if split_agent(r.key.agent)[1] == label and r.key.condition == condition
+        ]
+
+    base = cell("", "T")
+    episodes = {"Success T": sum(r.error is None for r in base)}
+    success_t = bootstrap(base, M.SUCCESS) if episodes["Success T"] else None
+    pass_k_t = None
+    if runs > 1 and success_t is not None:
+        estimate = pass_k(base, runs).pass_all
+        if estimate.n:  # some scenario has K finished runs (the estimate's n: scenarios)
+            pass_k_t = estimate
+            episodes[f"pass^{runs} T"] = estimate.n * runs
+    diffs: dict[str, Estimate | None] = {}
+    for name, _, label, condition in DIFFERENCES:
+        other = cell(label, condition)
+        episodes[name] = paired_keys(base, other) if base and other else 0
+        diffs[name] = paired_difference(base, other, M.SUCCESS) if episodes[name] else None
+    own = [u for u in usage if split_agent(u.agent)[0] == model]
+    turns = sum(u.turns for u in own)
+    costs = []
+    for u in own:  # a table for the agent, else for its model (its first stages included)
+        price = prices.get(u.agent) or prices.get(model)
+        costs.append(None if price is None else price.cost(u.prompt_tokens, u.completion_tokens))
+    prompt = sum(u.prompt_tokens for u in own)
+    completion = sum(u.completion_tokens for u in own)
+    return LeaderRow(
+        model,
+        success_t,
+        diffs,
+        100 * sum(u.format_errors for u in own) / turns if turns else None,
+        100 * sum(u.truncated for u in own) / turns if turns else None,
+        sum(r.error is not None for r in mine),
+        prompt + completion,
+        sum(c for c in costs if c is not None) if own and None not in costs else None,
+        runs=runs,
+        pass_k_t=pass_k_t,
+        realization=realization,
+        episodes=episodes,
+        finished=sum(r.error is None for r in mine),
+        turns=turns,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+    )
 
 
 def leaderboard_columns(rows: Sequence[LeaderRow]) -> tuple[str, ...]:
@@ -164,9 +230,8 @@ def leaderboard_columns(rows: Sequence[LeaderRow]) -> tuple[str, ...]:
     return (COLUMNS[0], COLUMNS[1], f"pass^{runs} T", *COLUMNS[2:])
 
 
-def leaderboard_markdown(rows: Sequence[LeaderRow]) -> str:
-    """A Markdown table (Success, pass^K and differences in percent / percentage points, 95%
-    CI)."""
+def leaderboard_table(rows: Sequence[LeaderRow]) -> str:
+    """One Markdown table of ``rows`` (one realization's), header first."""
     columns = leaderboard_columns(rows)
     lines = [
         "| " + " | ".join(columns) + " |",
@@ -176,34 +241,81 @@ def leaderboard_markdown(rows: Sequence[LeaderRow]) -> str:
     return "\n".join(lines)
 
 
-def leaderboard_csv(rows: Sequence[LeaderRow], path: Path) -> None:
-    """One line per model; each estimate as value, low, high (pass^K: ``pass^K_t``, only
-    when K is above 1)."""
-    runs = max((r.runs for r in rows), default=1)
-    header: list[str] = ["model", "success_t", "success_t_low", "success_t_high"]
-    if runs > 1:
-        header += [f"pass^{runs}_t", f"pass^{runs}_t_low", f"pass^{runs}_t_high"]
-    for name, _, _ in DIFFERENCES:
-        slug = name.replace(" - ", "_minus_").replace("+", "p").replace("(", "_").replace(")", "")
-        header += [slug, f"{slug}_low", f"{slug}_high"]
-    header += ["format_error_rate", "truncated_rate", "errored", "tokens", "cost_usd"]
+def sections(rows: Sequence[LeaderRow]) -> list[tuple[str, list[LeaderRow]]]:
+    """``(title, rows)`` per realization, in the rows' order."""
+    out: dict[str, list[LeaderRow]] = {}
+    for r in rows:
+        out.setdefault(r.realization, []).append(r)
+    return [(REALIZATIONS.get(k, k), v) for k, v in out.items()]
 
-    def est(e: Estimate | None) -> list[Any]:
-        return ["", "", ""] if e is None else [f"{e.value:.4f}", f"{e.low:.4f}", f"{e.high:.4f}"]
+
+def leaderboard_markdown(rows: Sequence[LeaderRow]) -> str:
+    """The Markdown file: a title, the units, and a section (heading and table) per
+    realization."""
+    parts = ["# Leaderboard", "", UNITS]
+    for title, section in sections(rows):
+        parts += ["", f"## {title}", "", leaderboard_table(section)]
+    return "\n".join(parts)
+
+
+def csv_header(rows: Sequence[LeaderRow]) -> list[str]:
+    """The CSV columns: units in the names (``_pct`` percent, ``_pp`` percentage points,
+    ``_n`` episodes, ``_usd`` US dollars)."""
+    runs = max((r.runs for r in rows), default=1)
+    header = ["realization", "model", *_est_names("success_t_pct")]
+    if runs > 1:
+        header += _est_names(f"pass^{runs}_t_pct")
+    for _, slug, _, _ in DIFFERENCES:
+        header += _est_names(f"{slug}_pp")
+    header += [
+        "format_error_pct",
+        "truncated_pct",
+        "errored",
+        "finished",
+        "turns",
+        "prompt_tokens",
+        "completion_tokens",
+        "tokens",
+        "cost_usd",
+    ]
+    return header
+
+
+def _est_names(name: str) -> list[str]:
+    return [name, f"{name}_low", f"{name}_high", name.rsplit("_", 1)[0] + "_n"]
+
+
+def leaderboard_csv(rows: Sequence[LeaderRow], path: Path) -> None:
+    """One line per (realization, model); each estimate as value, low, high and n (pass^K
+    only when K is above 1); every rate in percent."""
+    runs = max((r.runs for r in rows), default=1)
+
+    def est(r: LeaderRow, column: str, e: Estimate | None) -> list[Any]:
+        n = r.episodes.get(column, 0)
+        return (
+            ["", "", "", n] if e is None else [f"{e.value:.4f}", f"{e.low:.4f}", f"{e.high:.4f}", n]
+        )
+
+    def pct(v: float | None) -> str:
+        return "" if v is None else f"{v:.4f}"
 
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(header)
+        w.writerow(csv_header(rows))
         for r in rows:
-            line: list[Any] = [r.model, *est(r.success_t)]
+            line: list[Any] = [r.realization, r.model, *est(r, "Success T", r.success_t)]
             if runs > 1:
-                line += est(r.pass_k_t)
-            for name, _, _ in DIFFERENCES:
-                line += est(r.differences[name])
+                line += est(r, f"pass^{runs} T", r.pass_k_t)
+            for name, _, _, _ in DIFFERENCES:
+                line += est(r, name, r.differences[name])
             line += [
-                "" if r.format_error_rate is None else f"{r.format_error_rate:.4f}",
-                "" if r.truncated_rate is None else f"{r.truncated_rate:.4f}",
+                pct(r.format_error_rate),
+                pct(r.truncated_rate),
                 r.errored,
+                r.finished,
+                r.turns,
+                r.prompt_tokens,
+                r.completion_tokens,
                 r.tokens,
                 "" if r.cost is None else f"{r.cost:.6f}",
             ]

@@ -241,8 +241,10 @@ def run_chunk(
 
 
 # -- driver ---------------------------------------------------------------------------------
-def manifest(config: GridConfig) -> dict[str, Any]:
-    """Configuration, versions and bank checksum of a run."""
+def manifest(config: GridConfig, run: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Configuration, versions and bank checksum of a run; with ``run`` (the resolved
+    ``hear2act eval`` configuration, JSON values), that too under ``"run"``, its texts redacted
+    like the agent options (``eval --config MANIFEST`` runs it again)."""
     from hear2act_env import __version__
     from hear2act_env.scenarios.bank import BANK_VERSION, bank_checksum
 
@@ -251,7 +253,7 @@ def manifest(config: GridConfig) -> dict[str, Any]:
     )
     data = config.to_dict()
     data["agent_options"] = {k: _safe(v) for k, v in data["agent_options"].items()}
-    return {
+    out = {
         "config": data,
         "hear2act_env": __version__,
         "bank_sha256": bank_checksum(),
@@ -260,6 +262,15 @@ def manifest(config: GridConfig) -> dict[str, Any]:
         "platform": platform.platform(),
         "versions": versions,
     }
+    if run is not None:
+
+        def safe(value: Any) -> Any:  # every text, also inside lists and tables
+            if isinstance(value, dict):
+                return {k: safe(v) for k, v in value.items()}
+            return [safe(v) for v in value] if isinstance(value, list) else _safe(value)
+
+        out["run"] = safe(run)
+    return out
 
 
 def load_records(path: str | Path) -> list[EpisodeRecord]:
@@ -288,11 +299,13 @@ def load_records(path: str | Path) -> list[EpisodeRecord]:
     return list(by_key.values())
 
 
-def _prepare_output(path: Path, config: GridConfig) -> list[EpisodeRecord]:
+def _prepare_output(
+    path: Path, config: GridConfig, run: dict[str, Any] | None = None
+) -> list[EpisodeRecord]:
     """Check or write the manifest; drop a torn last line; return the finished records."""
     path.parent.mkdir(parents=True, exist_ok=True)
     man_path = path.with_suffix(".manifest.json")
-    current = manifest(config)
+    current = manifest(config, run)
     previous: dict[str, Any] | None = None
     if man_path.exists():
         try:
@@ -648,6 +661,7 @@ def run_grid(
     retry_errors: bool = True,
     wait: bool = False,
     ray_address: str | None = None,
+    run_config: dict[str, Any] | None = None,
 ) -> list[EpisodeRecord]:
     """Run (or resume) the grid into ``output``; return its records (one per key).
 
@@ -655,7 +669,8 @@ def run_grid(
     episodes recorded with an error are run again. One run writes an output at a time: a second
     run on it stops with a ``ConfigError`` (or, with ``wait``, waits for the first to end).
     ``ray_address`` (else ``$RAY_ADDRESS``): the Ray cluster of the ``ray`` backend, where
-    ``workers`` is the number of work units in flight; it changes no record.
+    ``workers`` is the number of work units in flight; it changes no record. ``run_config``:
+    the command's resolved configuration, stored in the manifest (``manifest``).
     """
     if backend not in BACKENDS:
         raise ConfigError(f"backend: got {backend!r}, expected one of {list(BACKENDS)}")
@@ -675,7 +690,7 @@ def run_grid(
         ) from None
     with output_lock(path, wait), interrupts.cooperative():
         interrupts.raise_if_requested()
-        records = {r.key.id(): r for r in _prepare_output(path, config)}
+        records = {r.key.id(): r for r in _prepare_output(path, config, run_config)}
         done = {k for k, r in records.items() if r.error is None or not retry_errors}
         keys = config.keys()
         todo = [k for k in keys if k.id() not in done]

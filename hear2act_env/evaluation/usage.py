@@ -20,6 +20,7 @@ A table applies to the agent of that name and to its two-stage variants
 from __future__ import annotations
 
 import csv
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ __all__ = [
     "Price",
     "UsageRow",
     "base_model",
+    "split_agent",
     "format_usage",
     "load_prices",
     "usage_rows",
@@ -99,10 +101,25 @@ def load_prices(path: str | Path) -> dict[str, Price]:
     return prices
 
 
+# the first-stage label eval adds to an agent name (``openai:M+stage1``), and the policies'
+# own form (``openai:M+stage1:openai:M``)
+_LABELED = re.compile(r"\+(stage1-text|stage1|prosody|affect)(?::.*)?$")
+
+
+def split_agent(agent: str) -> tuple[str, str]:
+    """``(model, first-stage label)`` of an agent name: ``"openai:M+prosody"`` ->
+    ``("openai:M", "prosody")``; ``""`` for an agent without a first stage."""
+    match = _LABELED.search(agent)
+    if match is None or match.start() == 0:
+        return agent, ""
+    return agent[: match.start()], match.group(1)
+
+
 def base_model(agent: str) -> str:
-    """The model an agent name stands for: the name without a two-stage suffix
-    (``M+stage1``, ``M+stage1-text``, and the policies' own ``M+stage1:M`` -> ``M``)."""
-    return agent.split("+stage1", 1)[0]
+    """The model an agent name stands for: the name without its first-stage suffix
+    (``M+stage1``, ``M+stage1-text``, ``M+prosody``, ``M+affect``, ``M+stage1:M`` -> ``M``),
+    so a price entry for ``M`` prices its two-stage runs too."""
+    return split_agent(agent)[0]
 
 
 @dataclass(frozen=True)

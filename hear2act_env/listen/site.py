@@ -1,6 +1,7 @@
 """``hear2act view``: results as a static site a person can open from disk or share.
 
-``SITE/index.html`` holds the report's tables and plots and a list of every episode, filterable
+``SITE/index.html`` holds the leaderboard (a table per realization; also ``report/leaderboard.md``
+and ``.csv``), the report's tables and plots and a list of every episode, filterable
 by agent, realization, condition, domain, scenario and outcome. Episode pages are replayed
 from the records (``listen.replay``): every turn, each user turn with the audio the user
 spoke (the same renderer and seed as the run, so the page plays what an audio agent heard),
@@ -492,6 +493,41 @@ def _report(records: list[EpisodeRecord], folder: Path, plots: bool) -> str:
         return f"(no summary: these records give no report: {type(exc).__name__}: {exc})"
 
 
+def _leaderboard(records: list[EpisodeRecord], folder: Path) -> list[dict[str, Any]]:
+    """The leaderboard's sections (title, columns, rows of cells) for the index page, also
+    written as ``leaderboard.md`` and ``.csv`` beside the report; none when the records give
+    no board (the reason is then the only row)."""
+    from hear2act_env.evaluation.leaderboard import (
+        UNITS,
+        leaderboard_columns,
+        leaderboard_csv,
+        leaderboard_markdown,
+        leaderboard_rows,
+        sections,
+    )
+
+    try:
+        rows = leaderboard_rows(records)
+    except Exception as exc:  # noqa: BLE001 - hand-edited records: the list is still useful
+        return [
+            {"title": "Leaderboard", "units": "", "columns": ["note"], "rows": [[f"(none: {exc})"]]}
+        ]
+    if not rows:
+        return []
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "leaderboard.md").write_text(leaderboard_markdown(rows) + "\n", encoding="utf-8")
+    leaderboard_csv(rows, folder / "leaderboard.csv")
+    return [
+        {
+            "title": title,
+            "units": UNITS,
+            "columns": leaderboard_columns(part),
+            "rows": [r.cells() for r in part],
+        }
+        for title, part in sections(rows)
+    ]
+
+
 def build_site(
     results: Sequence[str | Path],
     out: str | Path,
@@ -562,6 +598,7 @@ def _write_site(
 
     report_text = _report([e.record for e in episodes], out / "report", plots)
     plot_files = sorted(p.name for p in (out / "report").glob("*.png"))
+    board = _leaderboard([e.record for e in episodes], out / "report")
 
     logs: dict[str, dict[str, Any]] = {}
     for path in files:
@@ -638,6 +675,7 @@ def _write_site(
     html = env.get_template("index.html").render(
         title="Hear2Act results",
         report_text=report_text,
+        leaderboard=board,
         plots=plot_files,
         facets=facets,
         outcomes=OUTCOMES,

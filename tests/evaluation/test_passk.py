@@ -156,12 +156,14 @@ def test_leaderboard_has_a_pass_k_column_only_with_several_runs(tmp_path):
     (row,) = rows
     assert row.runs == 4
     assert row.pass_k_t.value == pytest.approx(EXPECTED[4][0])
-    assert row.cells()[2] == str(row.pass_k_t)
-    assert leaderboard_markdown(rows).splitlines()[0].startswith("| model | Success T | pass^4 T |")
+    # n: the episodes of the 3 scenarios with 4 finished runs (s4 is left out)
+    assert row.cells()[2] == f"{row.pass_k_t} n=12"
+    assert "| model | Success T | pass^4 T |" in leaderboard_markdown(rows).splitlines()[6]
     leaderboard_csv(rows, tmp_path / "lb.csv")
     with (tmp_path / "lb.csv").open() as fh:
         (line,) = csv.DictReader(fh)
-    assert float(line["pass^4_t"]) == pytest.approx(EXPECTED[4][0], abs=1e-4)
+    assert float(line["pass^4_t_pct"]) == pytest.approx(EXPECTED[4][0], abs=1e-4)
+    assert line["pass^4_t_n"] == "12"
     # one run: the columns of before, no pass^k
     once = leaderboard_rows([r for r in records if r.key.run == 0])
     assert leaderboard_columns(once) == COLUMNS

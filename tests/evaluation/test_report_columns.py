@@ -124,8 +124,8 @@ def test_leaderboard_has_the_truncation_rate_beside_the_format_error_rate(tmp_pa
     rows = {r.model: r for r in leaderboard_rows(RECORDS)}
     model = rows["openai:m"]
     # turns of the error-free episodes: 4 (T) + 10 (A+T); format errors 2, truncated 3
-    assert model.format_error_rate == pytest.approx(2 / 14)
-    assert model.truncated_rate == pytest.approx(3 / 14)
+    assert model.format_error_rate == pytest.approx(100 * 2 / 14)
+    assert model.truncated_rate == pytest.approx(100 * 3 / 14)
     cells = model.cells()
     assert (cells[fe], cells[tr], cells[tr + 1]) == ("14.3", "21.4", "1")
     assert cells[COLUMNS.index("tokens")] == "640"
@@ -134,4 +134,4 @@ def test_leaderboard_has_the_truncation_rate_beside_the_format_error_rate(tmp_pa
     leaderboard_csv(list(rows.values()), tmp_path / "lb.csv")
     with (tmp_path / "lb.csv").open() as fh:
         line = next(r for r in csv.DictReader(fh) if r["model"] == "openai:m")
-    assert (line["format_error_rate"], line["truncated_rate"]) == ("0.1429", "0.2143")
+    assert (line["format_error_pct"], line["truncated_pct"]) == ("14.2857", "21.4286")

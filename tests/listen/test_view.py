@@ -3,6 +3,7 @@ the static site, and the site in a real browser."""
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import json
 import os
@@ -180,7 +181,26 @@ def test_site_lists_every_episode_and_builds_whole_scenarios(results, tmp_path):
         assert r["agent"] in html and r["condition"].replace("+", "+") in html
     clips = list((site / "audio").iterdir())
     assert clips and summary.clips == len(clips) and all(p.suffix == ".ogg" for p in clips)
-    assert (site / "index.html").read_text().count("Success / Accept / FullFit") == 1
+    index = (site / "index.html").read_text()
+    assert index.count("Success / Accept / FullFit") == 1
+    # the leaderboard: a table per realization, Prosody-mediated first, a row per agent
+    board = index[index.index('<div id="leaderboard">') : index.index("<h2>Summary</h2>")]
+    assert 0 < board.index("<h3>Prosody-mediated</h3>") < board.index("<h3>Explicit lexical</h3>")
+    assert board.count("<td>prober</td>") == board.count("<td>random</td>") == 2
+    assert board.count("<table") == 2 and "in percent" in board
+    with (site / "report" / "leaderboard.csv").open() as fh:
+        lines = list(csv.DictReader(fh))
+    assert [r["realization"] for r in lines] == ["prosody"] * 3 + ["explicit"] * 3
+    assert (
+        {r["model"] for r in lines[:3]}
+        == {r["model"] for r in lines[3:]}
+        == {
+            "prober",
+            "state-aware",
+            "random",
+        }
+    )
+    assert all(r["success_t_n"] == "3" for r in lines)  # 3 scenarios, 1 run each
     # no remote asset anywhere
     for page in site.rglob("*.html"):
         text = page.read_text()

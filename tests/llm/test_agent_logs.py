@@ -149,7 +149,11 @@ def test_leaderboard_pairs_variants_and_refuses_mixed_banks(server, tmp_path, ca
     assert cells[1] != "-" and cells[2] != "-"  # Success T, T+S - T
     assert cells[3] == "-" and cells[4] == "-"  # A+T and T+S-hat were not run
     assert cells[5] != "-"  # the transcript-only control is paired with T
-    assert (tmp_path / "lb" / "leaderboard.csv").read_text().startswith("model,success_t")
+    assert (
+        (tmp_path / "lb" / "leaderboard.csv")
+        .read_text()
+        .startswith("realization,model,success_t_pct,")
+    )
     # a results file of another bank is refused
     man = out / "results.manifest.json"
     data = json.loads(man.read_text())

@@ -1,0 +1,318 @@
+"""``hear2act eval --config FILE``: a run's flags as a file, merged with the command line.
+
+The rule: every ``eval`` flag is a key named like the flag without its leading dashes and
+with its inner dashes as underscores (``--scenario-file`` -> ``scenario_file``,
+``--no-probe`` -> ``no_probe``); ``--setting KEY=JSON`` becomes the table ``[settings]``.
+A key takes what its flag takes: a switch is ``true`` / ``false``, a flag that takes several
+values is a list of strings, a number flag an integer, and flags with choices only those.
+
+Precedence: the argparse defaults, then the file, then the flags given on the command line
+(a list flag replaces the file's list; ``--setting`` overrides the file's setting of the same
+key and keeps the others). ``eval`` knows which flags were typed because its parser gives
+them no defaults (``SUPPRESS``); ``EvalOptions`` keeps the real ones.
+
+A file is data: TOML (bounded read, never executed), or a manifest written by ``eval``
+(``results.manifest.json``, or the folder holding it), whose ``"run"`` object is the resolved
+configuration of the run that wrote it. ``to_toml`` writes a resolved configuration as TOML
+that reads back to the same configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hear2act_env.errors import ConfigError
+
+__all__ = ["EvalOptions", "load_file", "namespace", "resolve", "to_json", "to_toml"]
+
+#: The largest run file read (a TOML file; manifests use ``jsonsafe``'s own cap).
+MAX_TOML_BYTES = 1 << 20
+#: Flags of ``eval`` that are about the file itself, not the run: never keys.
+FILE_FLAGS = ("config", "print_config")
+#: The manifest a results folder holds (``--config DIR`` reads it).
+MANIFEST_NAME = "results.manifest.json"
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """The ``eval`` parser's options, kept before their defaults were suppressed."""
+
+    actions: dict[str, argparse.Action]  # dest -> action, in the parser's order
+    defaults: dict[str, Any]
+    parser: argparse.ArgumentParser
+
+    @classmethod
+    def take(cls, parser: argparse.ArgumentParser) -> EvalOptions:
+        """Record ``parser``'s option defaults, then suppress them (and ``required``), so a
+        parsed namespace holds only the flags given on the command line."""
+        actions: dict[str, argparse.Action] = {}
+        defaults: dict[str, Any] = {}
+        for action in parser._actions:  # noqa: SLF001 - argparse has no public list
+            if isinstance(action, argparse._HelpAction) or action.dest in FILE_FLAGS:  # noqa: SLF001
+                continue
+            actions[action.dest] = action
+            defaults[action.dest] = action.default
+            action.default = argparse.SUPPRESS
+            action.required = False
+        return cls(actions, defaults, parser)
+
+    def flag(self, key: str) -> str:
+        return self.actions[key].option_strings[0]
+
+
+def resolve(given: argparse.Namespace, options: EvalOptions) -> tuple[dict[str, Any], str | None]:
+    """(The resolved configuration, the file it came from): the defaults, overlaid by the file
+    of ``--config`` (if any), overlaid by the flags in ``given``. Keys with no value are left
+    out; ``settings`` is a dict. A missing ``--agents`` is argparse's usage error."""
+    explicit = {k: v for k, v in vars(given).items() if k in options.actions}
+    source = getattr(given, "config", None)
+    resolved = {k: v for k, v in options.defaults.items() if k != "setting"}
+    settings: dict[str, Any] = {}
+    if source is not None:
+        table = load_file(source)
+        file_settings = table.pop("settings", {})
+        resolved.update(check(table, options, source))
+        settings.update(check_settings(file_settings, source))
+    resolved.update({k: v for k, v in explicit.items() if k != "setting"})
+    settings.update(flag_settings(explicit.get("setting") or []))
+    resolved["settings"] = dict(sorted(settings.items()))
+    if not resolved.get("agents"):
+        options.parser.error(f"the following arguments are required: {options.flag('agents')}")
+    return {k: v for k, v in resolved.items() if v is not None}, source
+
+
+def namespace(resolved: dict[str, Any], options: EvalOptions) -> argparse.Namespace:
+    """The resolved configuration as the namespace the run reads (absent keys as None)."""
+    values = {k: None for k in options.actions if k != "setting"}
+    values.update(resolved)
+    return argparse.Namespace(**values)
+
+
+def flag_settings(items: list[str]) -> dict[str, str]:
+    """``--setting KEY=VALUE`` items as a dict of their texts (typed later per agent kind)."""
+    settings = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--setting: got {item!r}, expected KEY=VALUE")
+        settings[key] = value
+    return settings
+
+
+# -- reading ---------------------------------------------------------------------------------
+def load_file(path: str) -> dict[str, Any]:
+    """The table of a run file: TOML, or a manifest's ``"run"`` object (a ``.json`` file, or a
+    results folder holding ``results.manifest.json``)."""
+    where = Path(path)
+    if where.is_dir():
+        where = where / MANIFEST_NAME
+    if where.suffix.lower() == ".json":
+        return _manifest_run(where)
+    return _toml(where)
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ImportError:
+            raise ConfigError(
+                "--config: reading TOML needs Python 3.11+ (or the tomli package); a "
+                "results.manifest.json is read without it"
+            ) from None
+    from hear2act_env.boundedio import UnreadableFile, read_regular
+
+    try:
+        text = read_regular(path, MAX_TOML_BYTES).decode("utf-8")
+        return tomllib.loads(text)
+    except UnreadableFile as exc:
+        raise ConfigError(f"--config: {path} is {exc}; expected a TOML file") from None
+    except OSError as exc:
+        raise ConfigError(f"--config: cannot read {path} ({exc.strerror or exc})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--config: {path} is not valid TOML ({exc})") from None
+
+
+def _manifest_run(path: Path) -> dict[str, Any]:
+    from hear2act_env import jsonsafe
+
+    try:
+        data = jsonsafe.load_file(path)
+    except OSError as exc:
+        raise ConfigError(f"--config: cannot read {path} ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise ConfigError(f"--config: {path} is not a readable JSON file ({exc})") from None
+    if not isinstance(data, dict) or "config" not in data:
+        raise ConfigError(
+            f"--config: {path} is not a manifest written by hear2act eval (a JSON file is read "
+            "as results.manifest.json; write a run file as TOML)"
+        )
+    run = data.get("run")
+    if run is None:
+        raise ConfigError(
+            f'--config: {path} holds no run configuration ("run"): it was written before '
+            "manifests stored one, or by hear2act benchmark; rerun it with its original flags"
+        )
+    if not isinstance(run, dict):
+        raise ConfigError(f"--config: {path}: run: got {_short(run)}, expected an object")
+    return dict(run)
+
+
+# -- checking --------------------------------------------------------------------------------
+def check(table: dict[str, Any], options: EvalOptions, source: str) -> dict[str, Any]:
+    """The file's values by key, each checked against its flag's definition."""
+    out = {}
+    for key, value in table.items():
+        action = options.actions.get(key)
+        if action is None or key == "setting":
+            raise ConfigError(f"--config {source}: unknown key {key!r}; {_known(key, options)}")
+        out[key] = _value(key, value, action, source)
+    return out
+
+
+def _known(key: str, options: EvalOptions) -> str:
+    fixed = key.replace("-", "_")
+    if fixed != key and fixed in options.actions:
+        return f"keys use underscores: {fixed}"
+    if key in ("setting", "settings"):
+        return "settings go in a [settings] table of KEY = value"
+    names = [k for k in options.actions if k != "setting"] + ["[settings]"]
+    return f"expected one of {', '.join(names)}"
+
+
+def _value(key: str, value: Any, action: argparse.Action, source: str) -> Any:
+    where = f"--config {source}: {key}"
+    if isinstance(action, argparse._StoreTrueAction):  # noqa: SLF001
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: got {_short(value)}, expected true or false")
+        return value
+    if action.nargs in ("+", "*") or isinstance(action, argparse._AppendAction):  # noqa: SLF001
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+            raise ConfigError(
+                f"{where}: got {_short(value)}, expected a non-empty list of strings "
+                f'({key} = ["..."])'
+            )
+        return [_one(where, v, action) for v in value]
+    if action.type is not None:  # numbers: checked by the flag's own type
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            expected = getattr(action.type, "__name__", "a number")
+            raise ConfigError(f"{where}: got {_short(value)}, expected {expected}")
+    elif not isinstance(value, str):
+        raise ConfigError(f"{where}: got {_short(value)}, expected a string")
+    return _one(where, value, action)
+
+
+def _one(where: str, value: Any, action: argparse.Action) -> Any:
+    if action.type is not None:
+        try:
+            value = action.type(str(value))
+        except (argparse.ArgumentTypeError, ValueError) as exc:
+            raise ConfigError(f"{where}: {exc}") from None  # says the value and the bound
+    if action.choices is not None and value not in action.choices:
+        raise ConfigError(
+            f"{where}: got {_short(value)}, expected one of {', '.join(map(str, action.choices))}"
+        )
+    return value
+
+
+def check_settings(table: Any, source: str) -> dict[str, Any]:
+    """A file's ``[settings]``: keys to TOML values (typed per agent kind later, as the texts
+    of ``--setting`` are)."""
+    if not isinstance(table, dict):
+        raise ConfigError(
+            f"--config {source}: settings: got {_short(table)}, expected a table "
+            "([settings] with KEY = value lines)"
+        )
+    for key, value in table.items():
+        if not key:
+            raise ConfigError(f"--config {source}: settings: an empty key")
+        _check_plain(f"--config {source}: settings.{key}", value)
+    return dict(table)
+
+
+def _check_plain(where: str, value: Any) -> None:
+    """A value TOML can write back: no null, no date, finite or not."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_plain(f"{where}.{k}", v)
+    elif isinstance(value, list):
+        for v in value:
+            _check_plain(where, v)
+    elif not isinstance(value, str | int | float | bool):
+        raise ConfigError(
+            f"{where}: got {_short(value)}, expected a string, number, boolean, list or table"
+        )
+
+
+def _short(value: Any, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+# -- writing ---------------------------------------------------------------------------------
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def to_toml(config: dict[str, Any]) -> str:
+    """``config`` (a resolved configuration) as TOML: its keys in order, ``[settings]`` last
+    with its keys sorted; ``load_file`` of the text gives ``config`` back."""
+    lines = ["# hear2act eval --config FILE (printed by hear2act eval --print-config)"]
+    for key, value in config.items():
+        if key != "settings" and value is not None:
+            lines.append(f"{_key(key)} = {_toml_value(value)}")
+    settings = config.get("settings") or {}
+    if settings:
+        lines += ["", "[settings]"]
+        lines += [f"{_key(k)} = {_toml_value(settings[k])}" for k in sorted(settings)]
+    return "\n".join(lines) + "\n"
+
+
+def _key(key: str) -> str:
+    return key if _BARE.match(key) else _string(key)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        inner = ", ".join(f"{_key(k)} = {_toml_value(value[k])}" for k in sorted(value))
+        return "{ " + inner + " }" if inner else "{}"
+    raise ConfigError(f"config: cannot write {_short(value)} as TOML")
+
+
+def _string(text: str) -> str:
+    """A TOML basic string: quotes, backslashes and control characters escaped."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def to_json(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` as JSON values (what the manifest stores under ``"run"``)."""
+    return json.loads(json.dumps(config))

@@ -1,0 +1,241 @@
+"""``hear2act eval --config``: runs as files (TOML or a run's manifest), flags over the file,
+``--print-config``, and a rerun from the manifest that resumes the same output."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from hear2act_env.cli import build_parser, main, run_config
+from hear2act_env.cli.evaluate import settings_of
+from hear2act_env.evaluation.runner import GridConfig, load_records, manifest
+from hear2act_env.scenarios.bank import load_bank
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "docs" / "examples"
+IDS = [s.id for s in load_bank() if s.split == "test"][:2]
+
+
+def _printed(capsys, *argv: str) -> str:
+    assert main(["eval", *argv, "--print-config"]) == 0
+    return capsys.readouterr().out
+
+
+def _resolved(*argv: str) -> dict:
+    args = build_parser().parse_args(["eval", *argv])
+    return run_config.resolve(args, args.eval_options)[0]
+
+
+def _error(capsys, *argv: str) -> str:
+    assert main(["eval", *argv, "--print-config"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    return captured.err
+
+
+def _file(tmp_path: Path, text: str, name: str = "run.toml") -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_flags_override_the_file_and_the_file_overrides_the_defaults(tmp_path):
+    path = _file(
+        tmp_path,
+        'agents = ["eager", "prober"]\nruns = 2\nworkers = 3\nno_plots = true\n'
+        'split = "train"\n[settings]\ntemperature = 0.5\nmax_tokens = 64\n',
+    )
+    resolved = _resolved("--config", path, "--agents", "oracle", "--runs", "4")
+    resolved_settings = resolved.pop("settings")
+    assert resolved["agents"] == ["oracle"]  # a list flag replaces the file's list
+    assert resolved["runs"] == 4 and resolved["workers"] == 3 and resolved["no_plots"] is True
+    assert resolved["split"] == "train" and resolved["backend"] == "thread"  # file, default
+    assert resolved_settings == {"max_tokens": 64, "temperature": 0.5}
+    # --setting overrides the file's setting of its key and keeps the others
+    again = _resolved("--config", path, "--setting", "temperature=0", "--setting", "top_p=1")
+    assert again["settings"] == {"max_tokens": 64, "temperature": "0", "top_p": "1"}
+    assert again["agents"] == ["eager", "prober"] and again["runs"] == 2
+
+
+def test_without_a_file_the_flags_resolve_as_before():
+    resolved = _resolved("--agents", "eager", "--agents", "prober", "--setting", "x=1")
+    assert resolved["agents"] == ["eager", "prober"]  # --agents extends, as it did
+    assert resolved["access"] == ["T", "T+S"] and resolved["out"] == "hear2act-eval"
+    assert resolved["settings"] == {"x": "1"} and "base_url" not in resolved  # None left out
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("agents = ['eager']\nnope = 1\n", ["'nope'", "expected one of", "scenario_file"]),
+        ("agents = ['eager']\nscenario-file = 'x'\n", ["'scenario-file'", "scenario_file"]),
+        ("agents = ['eager']\nsetting = ['a=1']\n", ["'setting'", "[settings]"]),
+        ("agents = ['eager']\nconfig = 'other.toml'\n", ["'config'"]),
+    ],
+)
+def test_an_unknown_key_is_named(tmp_path, capsys, text, words):
+    err = _error(capsys, "--config", _file(tmp_path, text))
+    assert "unknown key" in err and all(w in err for w in words), err
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("runs = '2'", ["runs", "'2'", "integer >= 1"]),
+        ("runs = true", ["runs", "True", "integer >= 1"]),
+        ("runs = 2.5", ["runs", "2.5", "expected an integer"]),
+        ("no_plots = 'yes'", ["no_plots", "'yes'", "true or false"]),
+        ("scenarios = 'city-hotels-09'", ["scenarios", "'city-hotels-09'", "list of strings"]),
+        ("access = []", ["access", "[]", "non-empty list"]),
+        ("out = 3", ["out", "3", "expected a string"]),
+        ("settings = 3", ["settings", "3", "expected a table"]),
+        ("[settings]\nwhen = 2024-01-01", ["settings.when", "datetime.date", "expected a"]),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_named_with_what_was_expected(tmp_path, capsys, line, words):
+    err = _error(capsys, "--config", _file(tmp_path, f"agents = ['eager']\n{line}\n"))
+    assert all(w in err for w in words), err
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("split = 'dev'", ["split", "'dev'", "train, test, all"]),
+        ("access = ['T', 'Q']", ["access", "'Q'", "T, A, A+T, T+S, A+T+S"]),
+        ("realizations = ['loud']", ["realizations", "'loud'", "prosody, explicit"]),
+        ("backend = 'gpu'", ["backend", "'gpu'", "serial, thread, process, ray"]),
+        ("runs = 0", ["runs", "0", "integer >= 1"]),
+        ("workers = -2", ["workers", "-2", "integer >= 1"]),
+    ],
+)
+def test_the_flags_choices_and_bounds_hold_in_the_file(tmp_path, capsys, line, words):
+    err = _error(capsys, "--config", _file(tmp_path, f"agents = ['eager']\n{line}\n"))
+    assert all(w in err for w in words), err
+
+
+def test_agents_are_required_from_the_flags_or_the_file(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:  # argparse's usage error, as without --config
+        main(["eval", "--config", _file(tmp_path, "runs = 2\n"), "--print-config"])
+    assert exc.value.code == 2
+    assert "the following arguments are required: --agents" in capsys.readouterr().err
+
+
+def test_a_file_that_is_not_a_run_file_is_refused_by_name(tmp_path, capsys):
+    assert "not valid TOML" in _error(capsys, "--config", _file(tmp_path, "agents = [\n"))
+    assert "cannot read" in _error(capsys, "--config", str(tmp_path / "missing.toml"))
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)  # never waited on: only a regular file is read
+    assert "not a regular file" in _error(capsys, "--config", str(fifo))
+    big = _file(tmp_path, "# " + "x" * run_config.MAX_TOML_BYTES + "\n", "big.toml")
+    assert "larger than" in _error(capsys, "--config", big)
+    other = _file(tmp_path, '{"agents": ["eager"]}', "run.json")
+    assert "not a manifest written by hear2act eval" in _error(capsys, "--config", other)
+
+
+def test_print_config_reads_back_to_the_same_text(tmp_path, capsys):
+    path = _file(
+        tmp_path,
+        'agents = ["eager", "openai:Qwen/Qwen3-8B"]\nbase_url = "http://127.0.0.1:8000/v1"\n'
+        'access = ["T"]\nscenario_file = "dir with \\"quotes\\" \\\\ é\\t.jsonl"\n'
+        "[settings]\ntemperature = 0.25\nsend_seed = false\nstop = [\"\\n\", 'END']\n"
+        '"odd.key" = 1e-5\nextra_body = {chat_template_kwargs = {enable_thinking = false}}\n',
+    )
+    first = _printed(capsys, "--config", path, "--runs", "3", "--setting", "top_p=0.9")
+    again = _printed(capsys, "--config", _file(tmp_path, first, "printed.toml"))
+    assert again == first
+    resolved = _resolved("--config", str(tmp_path / "printed.toml"))
+    assert resolved["scenario_file"] == 'dir with "quotes" \\ é\t.jsonl'
+    assert resolved["runs"] == 3 and resolved["settings"]["top_p"] == "0.9"
+    assert resolved["settings"]["stop"] == ["\n", "END"] and resolved["settings"]["odd.key"] == 1e-5
+    assert resolved["settings"]["extra_body"] == {
+        "chat_template_kwargs": {"enable_thinking": False}
+    }
+
+
+def test_a_run_is_rerun_from_its_manifest(tmp_path, capsys):
+    out = tmp_path / "ev"
+    argv = ["--agents", "prober", "--split", "test", "--scenarios", *IDS, "--access", "T"]
+    argv += ["--out", str(out), "--no-plots", "--backend", "serial"]
+    assert main(["eval", *argv]) == 0
+    report = capsys.readouterr().out
+    results = out / "results.jsonl"
+    before = results.read_bytes()
+    records = sorted(r.to_json() for r in load_records(results))
+    assert len(records) == 2 * 1 * len(IDS)  # realizations x access x scenarios
+    man_path = out / "results.manifest.json"
+    stored = json.loads(man_path.read_text())
+    assert stored["run"]["agents"] == ["prober"] and stored["run"]["scenarios"] == IDS
+    assert stored["run"]["out"] == str(out) and stored["run"]["settings"] == {}
+    original = _printed(capsys, *argv)
+    # the manifest (or its folder) as --config: the same configuration, printed the same
+    assert _printed(capsys, "--config", str(man_path)) == original
+    assert _printed(capsys, "--config", str(out)) == original
+    # and run again into the same output: it resumes, runs nothing, reports the same
+    assert main(["eval", "--config", str(man_path), "--out", str(out)]) == 0
+    assert capsys.readouterr().out == report
+    assert results.read_bytes() == before
+    assert sorted(r.to_json() for r in load_records(results)) == records
+    assert json.loads(man_path.read_text()) == stored
+
+
+def test_a_manifest_without_a_run_configuration_is_a_clear_error(tmp_path, capsys):
+    old = {"config": GridConfig(agents=("prober",)).to_dict(), "bank_version": 3}
+    path = _file(tmp_path, json.dumps(old), "results.manifest.json")
+    err = _error(capsys, "--config", path)
+    assert "holds no run configuration" in err and "original flags" in err
+    path = _file(tmp_path, json.dumps({**old, "run": ["prober"]}), "results.manifest.json")
+    assert "run: got ['prober'], expected an object" in _error(capsys, "--config", path)
+
+
+def test_the_manifest_stores_the_run_without_credentials():
+    run = {
+        "agents": ["openai:m"],
+        "base_url": "http://user:hunter2@example.org/v1?api_key=abc",
+        "settings": {"extra_body": {"note": "token=abcdef123456"}, "stop": ["sk-abcdefghijkl"]},
+    }
+    data = manifest(GridConfig(agents=("prober",)), run)
+    text = json.dumps(data["run"])
+    assert "hunter2" not in text and "api_key=abc" not in text and "abcdef123456" not in text
+    assert "sk-abcdefghijkl" not in text and data["run"]["agents"] == ["openai:m"]
+    assert data["run"]["base_url"].startswith("http://example.org/v1")
+    assert "run" not in manifest(GridConfig(agents=("prober",)))  # without one: no key
+
+
+@pytest.mark.parametrize(
+    ("name", "expected", "settings"),
+    [
+        (
+            "vllm-text.toml",
+            {"agents": ["openai:Qwen/Qwen3-8B"], "access": ["T", "T+S"], "spoken": False},
+            {"temperature": 0, "chat_template_kwargs": {"enable_thinking": False}},
+        ),
+        (
+            "vllm-audio.toml",
+            {"agents": ["openai:Qwen/Qwen2.5-Omni-7B"], "access": ["T", "A+T"], "spoken": True},
+            {"send_audio": True},
+        ),
+        (
+            "two-stage.toml",
+            {"perceiver": "self", "access": ["A+T"], "spoken": True},
+            {"send_audio": True},
+        ),
+    ],
+)
+def test_the_example_configs_resolve(capsys, tmp_path, monkeypatch, name, expected, settings):
+    from hear2act_agents.registry import AgentFactory
+
+    monkeypatch.chdir(tmp_path)  # the examples' relative folders (response_cache) land here
+    path = str(EXAMPLES / name)
+    printed = _printed(capsys, "--config", path)
+    resolved = _resolved("--config", path)
+    assert resolved["base_url"] == "http://127.0.0.1:8000/v1"
+    assert {k: resolved[k] for k in expected} == expected
+    assert settings.items() <= resolved["settings"].items()
+    assert _printed(capsys, "--config", path, "--runs", "1") == printed  # runs = 1 there too
+    # the settings fit the agent kind: its agent builds (no request is sent)
+    args = run_config.namespace(resolved, build_parser().parse_args(["eval"]).eval_options)
+    agent = AgentFactory(settings_of(args), allow_clarify=not args.spoken)(args.agents[0])
+    assert agent.backend.supports_audio is ("A+T" in resolved["access"])
