@@ -1,6 +1,7 @@
 """The agent registry: one table from an agent spec's prefix to the factory that builds it.
 
-A spec is a baseline name (``"prober"``) or ``PREFIX:REST``: ``openai:MODEL``, ``hf:PATH``,
+A spec is a baseline name (``"prober"``) or ``PREFIX:REST``: ``openai:MODEL``,
+``litellm:PROVIDER/MODEL`` (the ``litellm`` extra), ``hf:PATH``,
 ``qwen2-audio:PATH``, ``qwen2.5-omni:PATH`` (LLM agents, ``hear2act_agents.llm``),
 ``ppo:PATH`` or ``maskable-ppo:PATH`` (a trained RL policy, ``hear2act_agents.rl``; PATH may be a
 shipped model's name). Every factory has the signature ``factory(spec, *, allow_clarify=True,
@@ -59,6 +60,12 @@ AGENT_KINDS: dict[str, AgentKind] = {
         "hear2act_agents.baselines:make_baseline", False, "rule baseline: " + ", ".join(BASELINES)
     ),
     "openai": AgentKind(_LLM, True, "openai:MODEL, a model behind an OpenAI-compatible API"),
+    "litellm": AgentKind(
+        _LLM,
+        True,
+        "litellm:PROVIDER/MODEL, any provider LiteLLM knows (anthropic/, gemini/, bedrock/, "
+        "openai/...; the litellm extra)",
+    ),
     "hf": AgentKind(_LLM, True, "hf:PATH, a local transformers chat model"),
     "qwen2-audio": AgentKind(_LLM, True, "qwen2-audio:PATH, a local Qwen2-Audio model"),
     "qwen2.5-omni": AgentKind(_LLM, True, "qwen2.5-omni:PATH, a local Qwen2.5-Omni thinker"),
@@ -121,7 +128,7 @@ def make_agent(spec: str, *, allow_clarify: bool = True, **settings: Any) -> Pol
     if settings and not kind.takes_settings:
         raise ConfigError(
             f"agent {spec!r} ({prefix}) takes no settings, got {sorted(settings)}; settings "
-            "apply to LLM agents (openai:, hf:, qwen2-audio:, qwen2.5-omni:)"
+            "apply to LLM agents (openai:, litellm:, hf:, qwen2-audio:, qwen2.5-omni:)"
         )
     policy = kind.build(spec, bool(allow_clarify), settings)
     check_policy(policy, f"agent {spec!r}")

@@ -1,6 +1,7 @@
 """``make_llm_agent``: an LLM policy from a spec string.
 
-Specs: ``openai:MODEL`` (an OpenAI-compatible server), ``hf:PATH`` (a local transformers chat
+Specs: ``openai:MODEL`` (an OpenAI-compatible server), ``litellm:PROVIDER/MODEL`` (any
+provider LiteLLM knows, with the same calls, logs and errors as ``openai:``), ``hf:PATH`` (a local transformers chat
 model), ``qwen2-audio:PATH`` and ``qwen2.5-omni:PATH`` (audio LLMs). Settings not listed in a
 backend's keywords (or the policy's) raise ``ConfigError``. ``trust_audio`` (any spec; the
 CLI's ``--trust-audio``) skips the hearing check of an ``openai:`` backend with ``send_audio``
@@ -28,7 +29,10 @@ __all__ = [
     "typed_settings",
 ]
 
-SPEC_PREFIXES: tuple[str, ...] = ("openai", "hf", "qwen2-audio", "qwen2.5-omni")
+SPEC_PREFIXES: tuple[str, ...] = ("openai", "litellm", "hf", "qwen2-audio", "qwen2.5-omni")
+
+#: Specs served over the network (they take ``base_url``, ``trust_audio`` and ``send_audio``).
+REMOTE_PREFIXES: tuple[str, ...] = ("openai", "litellm")
 
 #: Settings that configure the policy rather than the backend (``trust_audio`` goes to an
 #: ``openai:`` backend, and is accepted, unused, by the other specs of a grid).
@@ -68,7 +72,7 @@ def check_settings(
     ``eval`` calls it before the first episode."""
     prefix, rest = split_spec(spec)
     local = Path(rest).expanduser()
-    if prefix != "openai" and rest.startswith(("/", ".", "~")) and not local.exists():
+    if prefix not in REMOTE_PREFIXES and rest.startswith(("/", ".", "~")) and not local.exists():
         raise ConfigError(
             f"{spec}: no model folder at {rest!r}; local model specs take a path or a hub id "
             "already in the local cache (nothing is downloaded)"
@@ -82,8 +86,8 @@ def check_settings(
             f"{spec}: unknown settings {unknown}; this backend accepts {sorted(accepted)} and "
             f"the policy {sorted(POLICY_SETTINGS)}"
         )
-    if base_url is not None and prefix != "openai":
-        raise ConfigError(f"{spec}: base_url applies to 'openai:' specs only")
+    if base_url is not None and prefix not in REMOTE_PREFIXES:
+        raise ConfigError(f"{spec}: base_url applies to 'openai:' and 'litellm:' specs only")
     return typed_settings(spec, settings)
 
 
@@ -182,12 +186,13 @@ def typed_settings(spec: str, settings: dict[str, Any]) -> dict[str, Any]:
 
 def hears_audio(spec: str, settings: dict[str, Any]) -> bool:
     """Whether an agent built from ``spec`` with ``settings`` takes the audio itself (audio LLM
-    specs, ``openai:`` with ``send_audio``), unless ``use_audio`` is off. Builds nothing."""
+    specs, ``openai:`` or ``litellm:`` with ``send_audio``), unless ``use_audio`` is off.
+    Builds nothing."""
     prefix, _ = split_spec(spec)
     typed = typed_settings(spec, {k: v for k, v in settings.items() if v is not None})
     if typed.get("use_audio") is False:
         return False
-    if prefix == "openai":
+    if prefix in REMOTE_PREFIXES:
         return bool(typed.get("send_audio", False))
     return prefix in ("qwen2-audio", "qwen2.5-omni")
 
@@ -197,6 +202,10 @@ def _backend_class(prefix: str) -> type:
         from hear2act_agents.llm.backends.openai_http import OpenAIChatBackend
 
         return OpenAIChatBackend
+    if prefix == "litellm":
+        from hear2act_agents.llm.backends.litellm_backend import LiteLLMBackend
+
+        return LiteLLMBackend
     if prefix == "hf":
         from hear2act_agents.llm.backends.hf_chat import TransformersChatBackend
 
@@ -218,7 +227,8 @@ def make_llm_agent(
     """Build an ``LLMPolicy`` for ``spec``.
 
     - ``base_url``: the API root for ``openai:`` specs (default ``$OPENAI_BASE_URL`` or the
-      OpenAI API); an error for the others.
+      OpenAI API) and LiteLLM's ``api_base`` for ``litellm:`` specs (default: the provider's
+      own); an error for the others.
     - ``perceiver``: None; a perceiver object; ``"self"`` (audio specs: two-stage T+S-hat with
       the same model as first stage); ``"self-text"`` (any spec: the same first stage on the
       transcript alone, the control of T+S-hat); ``"affect:PATH"`` or ``"prosody:PATH"``
@@ -244,7 +254,7 @@ def make_llm_agent(
     settings = check_settings(spec, settings, base_url=base_url)
     policy_kw = {k: settings.pop(k) for k in POLICY_SETTINGS if k in settings}
     trust_audio = bool(policy_kw.pop("trust_audio", False))
-    if prefix == "openai":
+    if prefix in REMOTE_PREFIXES:
         backend = cls(
             rest, base_url=base_url, cache_dir=cache_dir, trust_audio=trust_audio, **settings
         )
@@ -254,7 +264,8 @@ def make_llm_agent(
         if not getattr(backend, "supports_audio", False):
             raise ConfigError(
                 "perceiver 'self' needs an audio LLM spec (qwen2-audio:, qwen2.5-omni:, or "
-                "openai: with send_audio=true); 'self-text' is the transcript-only first stage"
+                "openai:/litellm: with send_audio=true); 'self-text' is the transcript-only "
+                "first stage"
             )
         perceiver = AudioLLMPerceiver(backend)
     elif perceiver == "self-text":

@@ -178,8 +178,8 @@ def _evaluate(args: argparse.Namespace, resolved: dict[str, Any]) -> int:
     kinds = {spec: agent_kind(spec)[1] for spec in args.agents}
     if settings and not any(k.takes_settings for k in kinds.values()):
         raise ConfigError(
-            f"settings {sorted(settings)} apply to LLM agents (openai:, hf:, qwen2-audio:, "
-            f"qwen2.5-omni:), and none is among {args.agents}"
+            f"settings {sorted(settings)} apply to LLM agents (openai:, litellm:, hf:, "
+            f"qwen2-audio:, qwen2.5-omni:), and none is among {args.agents}"
         )
     label = perceiver_label(settings.get("perceiver"))
     # a first stage is part of what an LLM agent is: its records say so (openai:M+stage1)
@@ -232,7 +232,7 @@ def _refuse_deaf(
     if deaf:
         raise ConfigError(
             f"--access {' '.join(audio)}: {', '.join(deaf)} cannot take audio (hf: never; "
-            "openai: only with --setting send_audio=true), so its results would be labelled "
+            "openai: and litellm: only with --setting send_audio=true), so its results would be labelled "
             "with audio it never heard; run it under T / T+S, or give it a first stage "
             "(--perceiver prosody:PATH / affect:PATH) for T+S-hat"
         )
@@ -255,7 +255,7 @@ def _fail_fast(
         if kind.takes_settings:
             model_settings = {k: v for k, v in settings.items() if k not in _CLI_ONLY}
             check_settings(spec, model_settings, base_url=settings.get("base_url"))
-            if spec.startswith("openai:"):
+            if spec.partition(":")[0] in ("openai", "litellm"):  # served: probe the server
                 agent = factory(spec)
                 if probe:
                     agent.backend.probe()  # also checks that a send_audio server hears
@@ -283,11 +283,13 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
         nargs="+",
         action="extend",
         required=True,
-        help="agent specs: openai:MODEL, hf:PATH, qwen2-audio:PATH, qwen2.5-omni:PATH, "
-        "ppo:PATH or a baseline name (required, here or in --config)",
+        help="agent specs: openai:MODEL, litellm:PROVIDER/MODEL, hf:PATH, qwen2-audio:PATH, "
+        "qwen2.5-omni:PATH, ppo:PATH or a baseline name (required, here or in --config)",
     )
     p.add_argument(
-        "--base-url", default=None, help="API root of an OpenAI-compatible server (openai: agents)"
+        "--base-url",
+        default=None,
+        help="API root of an OpenAI-compatible server (openai: and litellm: agents)",
     )
     p.add_argument(
         "--perceiver",

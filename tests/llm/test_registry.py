@@ -18,6 +18,7 @@ FAST += ["--setting", "topic_matcher=keyword"]
 KINDS = {
     "baseline": ("random", "T", ["--runs", "4"]),
     "openai": ("openai:scripted", "T", ["--base-url", "{server}"]),
+    "litellm": ("litellm:openai/scripted", "T", ["--base-url", "{server}"]),
     "hf": ("hf:{tiny_chat}", "T", FAST),
     "qwen2-audio": ("qwen2-audio:{tiny_qwen2_audio}", "A+T", FAST),
     "qwen2.5-omni": ("qwen2.5-omni:{tiny_omni}", "A+T", FAST),

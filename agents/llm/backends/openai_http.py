@@ -301,26 +301,27 @@ class OpenAIChatBackend(CallTracking):
         chat_template_kwargs: dict[str, Any] | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
-        if not model:
-            raise ConfigError("openai backend: the model name is empty")
-        if timeout <= 0 or max_retries < 0 or max_concurrency < 1 or max_tokens < 1:
-            raise ConfigError(
-                "openai backend: timeout must be > 0, max_retries >= 0, max_concurrency >= 1 "
-                "and max_tokens >= 1"
-            )
-        if (deadline is not None and deadline <= 0) or max_reply_bytes < 1024:
-            raise ConfigError(
-                "openai backend: deadline must be > 0 (wall-clock seconds per call, default: 2 x "
-                f"timeout) and max_reply_bytes >= 1024; got deadline={deadline!r}, "
-                f"max_reply_bytes={max_reply_bytes!r}"
-            )
-        if temperature < 0 or (top_p is not None and not 0 < top_p <= 1):
-            raise ConfigError(
-                f"openai backend: temperature must be >= 0 and top_p in (0, 1]; got "
-                f"temperature={temperature!r}, top_p={top_p!r}"
-            )
+        self._configure(
+            model,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff_base=backoff_base,
+            backoff_max=backoff_max,
+            max_retry_after=max_retry_after,
+            deadline=deadline,
+            max_reply_bytes=max_reply_bytes,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            top_p=top_p,
+            send_seed=send_seed,
+            send_audio=send_audio,
+            trust_audio=trust_audio,
+            extra_body=extra_body,
+            chat_template_kwargs=chat_template_kwargs,
+            cache_dir=cache_dir,
+            max_concurrency=max_concurrency,
+        )
         self._httpx = require("httpx")
-        self.model = model
         base = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         if not base.startswith(("http://", "https://")):
             raise ConfigError(
@@ -336,7 +337,57 @@ class OpenAIChatBackend(CallTracking):
                 "expected e.g. http://127.0.0.1:8000/v1"
             ) from None
         self.shown_url = redact_url(self.url)  # for messages: no credentials
+        self.shown_base = redact_url(self.base_url)
         self.api_key_env = api_key_env
+        self.name = f"openai:{model}"
+        self.limiter = limiter_for(self.base_url, max_concurrency)
+        self._pool = client_pool(self._httpx, self.timeout)
+
+    def _configure(
+        self,
+        model: str,
+        *,
+        timeout: float,
+        max_retries: int,
+        backoff_base: float,
+        backoff_max: float,
+        max_retry_after: float,
+        deadline: float | None,
+        max_reply_bytes: int,
+        temperature: float,
+        max_tokens: int,
+        top_p: float | None,
+        send_seed: bool,
+        send_audio: bool,
+        trust_audio: bool,
+        extra_body: dict[str, Any] | None,
+        chat_template_kwargs: dict[str, Any] | None,
+        cache_dir: str | os.PathLike[str] | None,
+        max_concurrency: int = 1,
+    ) -> None:
+        """Check and store the settings every HTTP-style backend shares (this one and
+        ``litellm_backend``): limits, retries, deadline, sampling, audio, cache. Messages name
+        the backend by ``self.kind``."""
+        kind = self.kind
+        if not model:
+            raise ConfigError(f"{kind} backend: the model name is empty")
+        if timeout <= 0 or max_retries < 0 or max_concurrency < 1 or max_tokens < 1:
+            raise ConfigError(
+                f"{kind} backend: timeout must be > 0, max_retries >= 0, max_concurrency >= 1 "
+                "and max_tokens >= 1"
+            )
+        if (deadline is not None and deadline <= 0) or max_reply_bytes < 1024:
+            raise ConfigError(
+                f"{kind} backend: deadline must be > 0 (wall-clock seconds per call, default: 2 x "
+                f"timeout) and max_reply_bytes >= 1024; got deadline={deadline!r}, "
+                f"max_reply_bytes={max_reply_bytes!r}"
+            )
+        if temperature < 0 or (top_p is not None and not 0 < top_p <= 1):
+            raise ConfigError(
+                f"{kind} backend: temperature must be >= 0 and top_p in (0, 1]; got "
+                f"temperature={temperature!r}, top_p={top_p!r}"
+            )
+        self.model = model
         self.timeout = float(timeout)
         self.deadline = float(deadline) if deadline is not None else 2.0 * self.timeout
         self.max_reply_bytes = int(max_reply_bytes)
@@ -357,11 +408,8 @@ class OpenAIChatBackend(CallTracking):
                 **self.extra_body.get("chat_template_kwargs", {}),
                 **chat_template_kwargs,
             }
-        self.name = f"openai:{model}"
-        self.limiter = limiter_for(self.base_url, max_concurrency)
         self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
         self._rng = random.Random()
-        self._pool = client_pool(self._httpx, self.timeout)
 
     # -- public ------------------------------------------------------------------------
     def settings(self) -> dict[str, Any]:
@@ -436,7 +484,9 @@ class OpenAIChatBackend(CallTracking):
 
     def redact_text(self, text: str) -> str:
         """``text`` without the API key and anything else that looks like a secret."""
-        return redact(text, self._secret())
+        for secret in self._secrets():
+            text = text.replace(secret, "[redacted]")
+        return redact(text)
 
     # -- internals ---------------------------------------------------------------------
     def _probe_payload(self, audio: np.ndarray | None) -> dict[str, Any]:
@@ -455,12 +505,12 @@ class OpenAIChatBackend(CallTracking):
             return self._post(self._probe_payload(None))
         except BackendError as exc:
             raise ConfigError(
-                f"{self.name}: the server at {redact_url(self.base_url)} did not answer a probe "
+                f"{self.name}: the server at {self.shown_base} did not answer a probe "
                 f"request ({exc}); is it running and serving this model?"
             ) from None
 
     def _check_hearing(self, plain: Reply) -> None:
-        where = f"{self.name} (send_audio=true): the server at {redact_url(self.base_url)}"
+        where = f"{self.name} (send_audio=true): the server at {self.shown_base}"
         skip = "--trust-audio skips this check"
         try:
             heard = self._post(self._probe_payload(probe_clip()))
@@ -551,8 +601,8 @@ class OpenAIChatBackend(CallTracking):
                 detail = self._excerpt(body.decode("utf-8", "replace"), 300)
                 if status in (401, 403):
                     raise ConfigError(
-                        f"{self.name}: the server refused the credentials (HTTP {status}); set "
-                        f"the API key in the environment variable {self.api_key_env!r}: {detail}"
+                        f"{self.name}: the server refused the credentials (HTTP {status}); "
+                        f"{self._credentials_hint()}: {detail}"
                     )
                 if status == 404:
                     raise ConfigError(
@@ -587,6 +637,15 @@ class OpenAIChatBackend(CallTracking):
 
     def _secret(self) -> str | None:
         return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    def _secrets(self) -> list[str]:
+        """The keys this backend may send (kept out of every text it returns or logs)."""
+        secret = self._secret()
+        return [secret] if secret else []
+
+    def _credentials_hint(self) -> str:
+        """What a refused key asks the user to do (part of the 401/403 message)."""
+        return f"set the API key in the environment variable {self.api_key_env!r}"
 
     def _excerpt(self, text: str, limit: int) -> str:
         """The first ``limit`` characters of ``text``, redacted (before cutting, so that no
@@ -665,8 +724,7 @@ class OpenAIChatBackend(CallTracking):
                 f"{self._excerpt(str(data), 200)}"
             )
         text = _content_text(message.get("content")).strip()
-        secret = self._secret()
-        if secret:  # a server that echoes the key never gets it into a log or the cache
+        for secret in self._secrets():  # a server that echoes the key: not in a log or cache
             text = text.replace(secret, "[redacted]")
         finish = choice.get("finish_reason")
         raw_usage = data.get("usage")
