@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
+
 from hear2act_env.conditions import (
     SPLIT_CHOICES,
     STATE_FIDELITY,
@@ -49,48 +51,36 @@ __all__ = [
 DEFAULT_PROSODY_STRENGTH = 1.0
 RenderMode = Literal["ansi"]
 RENDER_MODES: tuple[str, ...] = ("ansi",)
+#: The largest action budget (the paper's is 20).
+MAX_ACTIONS_LIMIT = 10_000
 #: The keys of ``SpeechConfig``: ``EnvConfig.from_kwargs`` and ``replace`` take them flat.
 SPEECH_KEYS: tuple[str, ...] = ("renderer", "prosody_strength", "audio_cache", "max_audio_seconds")
 
 
 def _is_number(value: Any) -> bool:
     """A real number that is not a bool (``True`` is an int in Python, never a setting here)."""
-    if isinstance(value, bool):
+    if isinstance(value, bool | np.bool_):
         return False
-    try:
-        import numpy as np
-
-        if isinstance(value, np.bool_):
-            return False
-        if isinstance(value, np.integer | np.floating):
-            return True
-    except ImportError:  # pragma: no cover - numpy is a dependency
-        pass
-    return isinstance(value, int | float)
+    return isinstance(value, int | float | np.integer | np.floating)
 
 
 def _is_int(value: Any) -> bool:
-    if not _is_number(value):
-        return False
-    try:
-        import numpy as np
-
-        if isinstance(value, np.integer):
-            return True
-    except ImportError:  # pragma: no cover
-        pass
-    return isinstance(value, int)
+    return _is_number(value) and isinstance(value, int | np.integer)
 
 
 def _is_bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return True
-    try:
-        import numpy as np
+    return isinstance(value, bool | np.bool_)
 
-        return isinstance(value, np.bool_)
-    except ImportError:  # pragma: no cover
-        return False
+
+def _finite(value: Any) -> float | None:
+    """``value`` as a finite float, or None (not a number, nan, inf, or too large for a float)."""
+    if not _is_number(value):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _choice(name: str, value: Any, allowed: Sequence[str]) -> None:
@@ -244,12 +234,17 @@ class EnvConfig:
         if not _is_bool(self.allow_clarify):
             raise ConfigError(f"allow_clarify: got {self.allow_clarify!r}, expected True or False")
         object.__setattr__(self, "allow_clarify", bool(self.allow_clarify))
-        cost = self.turn_cost
-        if not _is_number(cost) or not math.isfinite(cost) or cost < 0:
-            raise ConfigError(f"turn_cost: got {cost!r}, expected a finite number >= 0")
-        object.__setattr__(self, "turn_cost", float(cost))
-        if not _is_int(self.max_actions) or self.max_actions < 1:
-            raise ConfigError(f"max_actions: got {self.max_actions!r}, expected a positive integer")
+        cost = _finite(self.turn_cost)
+        if cost is None or cost < 0:
+            raise ConfigError(
+                f"turn_cost: got {_short(self.turn_cost)}, expected a finite number >= 0"
+            )
+        object.__setattr__(self, "turn_cost", cost)
+        if not _is_int(self.max_actions) or not 1 <= self.max_actions <= MAX_ACTIONS_LIMIT:
+            raise ConfigError(
+                f"max_actions: got {_short(self.max_actions)}, expected an integer in "
+                f"[1, {MAX_ACTIONS_LIMIT}]"
+            )
         object.__setattr__(self, "max_actions", int(self.max_actions))
         _choice("split", self.split, SPLIT_CHOICES)
         if self.scenario is not None and (not isinstance(self.scenario, str) or not self.scenario):
@@ -402,12 +397,12 @@ def stored_settings(
             return out, [f"env is {_short(env)}, expected an object"]
         for key, value in env.items():
             if key != "speech":
-                out.append((f"env.{_short(key, 40)}", str(key), value))
+                out.append((f"env.{_key(key)}", str(key), value))
         speech = env.get("speech", {})
         if not isinstance(speech, Mapping):
             problems.append(f"env.speech is {_short(speech)}, expected an object")
         else:
-            out += [(f"env.speech.{_short(k, 40)}", str(k), v) for k, v in speech.items()]
+            out += [(f"env.speech.{_key(k)}", str(k), v) for k, v in speech.items()]
         return out, problems
     if "split" in settings:
         out.append(("split", "split", settings["split"]))
@@ -418,9 +413,9 @@ def stored_settings(
         return out, [f"env_kwargs is {_short(kwargs)}, expected an object"]
     for key, value in sorted(kwargs.items(), key=lambda kv: str(kv[0])):
         if key in _LEGACY_GRID_KEYS:  # the grid set these itself: a run could not carry them
-            problems.append(f"env_kwargs.{_short(key, 40)} is not a setting a run carries there")
+            problems.append(f"env_kwargs.{_key(key)} is not a setting a run carries there")
         else:
-            out.append((f"env_kwargs.{_short(key, 40)}", str(key), value))
+            out.append((f"env_kwargs.{_key(key)}", str(key), value))
     return out, problems
 
 
@@ -429,8 +424,15 @@ _LEGACY_GRID_KEYS = frozenset({"realization", "access", "state_fidelity", "split
 
 
 def _short(value: Any, width: int = 80) -> str:
-    text = value if isinstance(value, str) and width == 40 else repr(value)
+    """``repr(value)``, cut to ``width`` characters."""
+    text = repr(value)
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _key(name: Any) -> str:
+    """A stored setting's name as a message shows it (cut to 40 characters)."""
+    text = str(name)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _scenarios_value(value: Any) -> Any:

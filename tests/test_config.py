@@ -41,6 +41,8 @@ BAD = [
     ({"max_actions": 0}, "max_actions"),
     ({"max_actions": 2.5}, "max_actions"),
     ({"max_actions": True}, "max_actions"),
+    ({"max_actions": 10**30}, "max_actions"),  # beyond any Discrete space
+    ({"turn_cost": 10**400}, "turn_cost"),  # too large for a float
     ({"split": "dev"}, "split"),
     ({"scenario": ""}, "scenario"),
     ({"scenarios": 7}, "scenarios"),

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -30,7 +29,7 @@ from hear2act_env import jsonsafe
 from hear2act_env.boundedio import UnreadableFile, read_regular_fd
 from hear2act_env.conditions import SPLIT_CHOICES, Condition
 from hear2act_env.config import EnvConfig, stored_settings
-from hear2act_env.errors import Hear2ActError
+from hear2act_env.errors import ConfigError, Hear2ActError
 from hear2act_env.evaluation.records import EpisodeRecord
 from hear2act_env.protocol.delivery import State
 from hear2act_env.protocol.scenario import Scenario
@@ -63,30 +62,12 @@ MAX_SIDE_FILE_BYTES = 64 << 20
 RefusalKind = Literal["renderer", "audio_cache", "perceiver", "other"]
 
 
-def _number(low: float, high: float, *, low_open: bool = False) -> Callable[[Any], bool]:
-    def check(value: Any) -> bool:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return False
-        above = low < value if low_open else low <= value
-        return above and value <= high  # False for nan and inf; exact for a huge integer
-
-    return check
-
-
-def _integer(low: int, high: int) -> Callable[[Any], bool]:
-    return lambda v: isinstance(v, int) and not isinstance(v, bool) and low <= v <= high
-
-
-#: Env settings a manifest may carry into a replay: name -> (check, what is expected). Anything
-#: else (``audio_cache``, ``scenarios``, ``access``, an unknown name) is refused; ``renderer``
-#: is taken only as a shipped renderer's name (``speech.renderers.RENDERERS``).
-REPLAYED_SETTINGS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "allow_clarify": (lambda v: isinstance(v, bool), "true or false"),
-    "turn_cost": (_number(0.0, 1e6), "a finite number >= 0"),
-    "max_actions": (_integer(1, 10_000), "an integer in [1, 10000]"),
-    "prosody_strength": (_number(0.0, 2.0), "a number in [0, 2]"),
-    "max_audio_seconds": (_number(0.0, 120.0, low_open=True), "a number in (0, 120]"),
-}
+#: Env settings a manifest may carry into a replay, checked by ``EnvConfig``'s own rules.
+#: Anything else (``audio_cache``, ``scenarios``, ``access``, an unknown name) is refused;
+#: ``renderer`` is taken only as a shipped renderer's name (``speech.renderers.RENDERERS``).
+REPLAYED_SETTINGS = frozenset(
+    {"allow_clarify", "turn_cost", "max_actions", "prosody_strength", "max_audio_seconds"}
+)
 
 
 #: Settings a replay takes from its record (the grid leaves them at their defaults), and ones
@@ -258,13 +239,12 @@ class RunSettings:
                         )
                     )
             elif name in REPLAYED_SETTINGS:
-                check, expected = REPLAYED_SETTINGS[name]
-                if check(value):
-                    kept[name] = value
+                try:
+                    EnvConfig().replace(**{name: value})  # the env's rules, nothing looser
+                except ConfigError as exc:
+                    refused.append(("other", f"{where}: {field_name} is {_short(value)} ({exc})"))
                 else:
-                    refused.append(
-                        ("other", f"{where}: {field_name} is {_short(value)}, expected {expected}")
-                    )
+                    kept[name] = value
             else:
                 refused.append(
                     (
