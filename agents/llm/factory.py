@@ -24,6 +24,7 @@ __all__ = [
     "SPEC_PREFIXES",
     "check_settings",
     "hears_audio",
+    "make_backend",
     "make_llm_agent",
     "split_spec",
     "typed_settings",
@@ -215,6 +216,31 @@ def _backend_class(prefix: str) -> type:
     return Qwen2AudioBackend if prefix == "qwen2-audio" else Qwen25OmniBackend
 
 
+def make_backend(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    trust_audio: bool = False,
+    **settings: Any,
+) -> Any:
+    """The chat backend of ``spec`` alone (no policy): what ``make_llm_agent`` wraps, and what
+    ``hear2act audit --model`` labels clips with. ``settings`` are backend keywords only (a
+    policy setting, or an unknown one, is a ``ConfigError``); ``trust_audio`` applies to
+    served specs."""
+    prefix, rest = split_spec(spec)
+    misplaced = sorted(k for k in settings if k in POLICY_SETTINGS)
+    if misplaced:
+        raise ConfigError(f"{spec}: {misplaced} configure an agent, not a model backend")
+    settings = check_settings(spec, settings, base_url=base_url)
+    cls = _backend_class(prefix)
+    if prefix in REMOTE_PREFIXES:
+        return cls(
+            rest, base_url=base_url, cache_dir=cache_dir, trust_audio=trust_audio, **settings
+        )
+    return cls(rest, cache_dir=cache_dir, **settings)
+
+
 def make_llm_agent(
     spec: str,
     *,
@@ -249,17 +275,12 @@ def make_llm_agent(
     from hear2act_agents.llm.policy import LLMPolicy
     from hear2act_agents.perceivers import make_perceiver
 
-    prefix, rest = split_spec(spec)
-    cls = _backend_class(prefix)
     settings = check_settings(spec, settings, base_url=base_url)
     policy_kw = {k: settings.pop(k) for k in POLICY_SETTINGS if k in settings}
     trust_audio = bool(policy_kw.pop("trust_audio", False))
-    if prefix in REMOTE_PREFIXES:
-        backend = cls(
-            rest, base_url=base_url, cache_dir=cache_dir, trust_audio=trust_audio, **settings
-        )
-    else:
-        backend = cls(rest, cache_dir=cache_dir, **settings)
+    backend = make_backend(
+        spec, base_url=base_url, cache_dir=cache_dir, trust_audio=trust_audio, **settings
+    )
     if perceiver == "self":
         if not getattr(backend, "supports_audio", False):
             raise ConfigError(

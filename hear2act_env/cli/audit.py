@@ -1,9 +1,13 @@
-"""``hear2act audit``: the human perception audit of a renderer (paper, appendix E).
+"""``hear2act audit``: the perception audit of a renderer, by people and models (paper,
+appendix E).
 
 ``hear2act audit --out DIR [--annotator NAME]`` makes the audit folder the first time (a
-balanced, paired, blind clip set from the test split, rendered by ``--renderer``) or reopens it,
-then serves the audit page; ``hear2act audit --score DIR [--json PATH]`` prints the scores in
-the layout of the paper's Table 11. See ``hear2act_env/listen/perception_audit.py``.
+balanced, paired, blind clip set from the test split, rendered by ``--renderer``; with
+``--context`` each clip comes with the dialogue before it) or reopens it, then serves the audit
+page; ``hear2act audit --out DIR --model SPEC`` has an audio LLM label the folder's clips
+instead (``hear2act_agents.audit_labeller``); ``hear2act audit --score DIR [--json PATH]``
+prints the scores of people and models in the layout of the paper's Table 11. See
+``hear2act_env/listen/perception_audit.py`` and ``audit_scores.py``.
 """
 
 from __future__ import annotations
@@ -25,7 +29,11 @@ _SERVE_ONLY = (
     "perceiver",
     "annotator",
     "audio_cache",
+    "context",
+    "model",
 )
+#: Flags that only mean something with --model.
+_MODEL_ONLY = ("base_url", "setting", "trust_audio", "no_probe")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,6 +41,12 @@ def run(args: argparse.Namespace) -> int:
         return _score(args)
     if args.json is not None:
         raise ConfigError("--json: only with --score")
+    if args.model is None:
+        given = [k for k in _MODEL_ONLY if getattr(args, k, None) not in (None, False)]
+        if given:
+            raise ConfigError(f"--{given[0].replace('_', '-')}: only with --model")
+    elif args.annotator is not None:
+        raise ConfigError("--annotator: a person's name; with --model the model labels")
     from hear2act_env.interrupts import Interrupted
     from hear2act_env.listen import server
     from hear2act_env.listen.audit_app import build_app
@@ -40,18 +54,25 @@ def run(args: argparse.Namespace) -> int:
 
     if args.annotator is not None:
         check_annotator(args.annotator)
+    model = _model(args) if args.model is not None else None  # refused before any file
     try:
         with serving_lock(Path(args.out)):  # one server per folder, from before it is made
+            if model is not None:
+                return _label(args, *model)
             return _serve(args, server, build_app)
     except Interrupted as exc:  # while the clips were made: the next run makes them again
         resume = exc.resume or f"run the same command again to make {args.out} and continue"
         raise Interrupted(str(exc), resume=resume) from None
 
 
-def _serve(args: argparse.Namespace, server: Any, build_app: Any) -> int:
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _open(args: argparse.Namespace) -> Any:
+    """Make or reopen the folder of ``--out`` and say which (the caller holds its lock)."""
     from hear2act_env.listen.perception_audit import open_or_create
 
-    say = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
     audit, new = open_or_create(
         Path(args.out),
         clips=args.clips,
@@ -59,15 +80,22 @@ def _serve(args: argparse.Namespace, server: Any, build_app: Any) -> int:
         renderer=args.renderer,
         prosody_strength=args.prosody_strength,
         perceiver=args.perceiver,
+        context=args.context,
         cache_dir=args.audio_cache,
-        progress=say,
+        progress=_say,
     )
     s = audit.settings
+    heard = "with the dialogue before each clip" if audit.context else "without context"
     print(
         f"{'made' if new else 'reopened'} {audit.folder}: {len(audit.clips)} clips "
-        f"({audit.renderer['name']}, prosody strength {s['prosody_strength']}, seed {s['seed']}); "
-        f"reference perceiver: {audit.perceiver['source']}"
+        f"({audit.renderer['name']}, prosody strength {s['prosody_strength']}, seed {s['seed']}, "
+        f"{heard}); reference perceiver: {audit.perceiver['source']}"
     )
+    return audit
+
+
+def _serve(args: argparse.Namespace, server: Any, build_app: Any) -> int:
+    audit = _open(args)
     for name in audit.annotators():
         store = audit.store(name)  # also checks the file (and cuts a torn last line)
         print(f"  {name}: {len(store.labels)} of {store.total} labelled")
@@ -79,7 +107,7 @@ def _serve(args: argparse.Namespace, server: Any, build_app: Any) -> int:
             )
     allowed = server.allowed_hosts_for(args.host)
     if allowed is None:
-        say(
+        _say(
             f"audit: warning: listening on {args.host}: anyone who can reach it can label "
             "clips (the page has no login)"
         )
@@ -94,8 +122,45 @@ def _serve(args: argparse.Namespace, server: Any, build_app: Any) -> int:
     return 0
 
 
+def _model(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
+    """``--model``'s backend and settings, checked: it takes audio, and a served one answers
+    and hears (unless ``--no-probe``/``--trust-audio``)."""
+    from hear2act_agents.audit_labeller import require_audio
+    from hear2act_agents.llm.factory import make_backend, split_spec
+    from hear2act_env.cli.run_config import flag_settings
+
+    settings = flag_settings(args.setting or [])
+    spec = args.model
+    prefix, _ = split_spec(spec)
+    backend = make_backend(spec, base_url=args.base_url, trust_audio=args.trust_audio, **settings)
+    require_audio(backend, spec)
+    if prefix in ("openai", "litellm"):
+        if not args.no_probe:
+            backend.probe()  # a server that is down, or does not hear, stops it here
+        elif not args.trust_audio:
+            backend.probe_hearing()
+    return backend, settings
+
+
+def _label(args: argparse.Namespace, backend: Any, settings: dict[str, str]) -> int:
+    """``--model``: the model labels the clips it has not labelled yet (the serving lock is
+    held throughout, so no page serves the folder meanwhile)."""
+    from hear2act_agents.audit_labeller import label_audit
+
+    spec = args.model
+    audit = _open(args)
+    done = label_audit(audit, backend, spec, settings, progress=_say)
+    print(
+        f"{done.model.name}: labelled {done.labelled_now} clip(s) now, {done.labelled} of "
+        f"{done.total} in all ({done.no_answer} without a usable answer), in "
+        f"{audit.folder}/models/{done.model.slug}.jsonl; score with: hear2act audit --score "
+        f"{audit.folder}"
+    )
+    return 0
+
+
 def _score(args: argparse.Namespace) -> int:
-    from hear2act_env.listen.perception_audit import score_audit
+    from hear2act_env.listen.audit_scores import score_audit
 
     given = [f"--{k.replace('_', '-')}" for k in _SERVE_ONLY if getattr(args, k, None) is not None]
     if given:
@@ -116,12 +181,13 @@ def _score(args: argparse.Namespace) -> int:
 def add(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "audit",
-        help="the human perception audit of a renderer: label reaction clips in the browser, "
-        "then score them (paper, appendix E)",
+        help="the perception audit of a renderer: people label reaction clips in the browser "
+        "(or a model labels them), then score them (paper, appendix E)",
         description="Make (or reopen) an audit folder of reaction clips from the test split, "
         "half spoken with a resolved and half with an unresolved delivery of the same line, "
-        "and serve a page where one annotator labels them; or, with --score, compare the labels "
-        "with the truth, with each other and with the reference perceiver (paper, Table 11).",
+        "and serve a page where one annotator labels them; with --model, have an audio LLM "
+        "label them instead; with --score, compare the labels with the truth, with each other "
+        "and with the reference perceiver (paper, Table 11).",
     )
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument(
@@ -154,7 +220,45 @@ def add(sub: argparse._SubParsersAction) -> None:
         "on this renderer's train-split clips), shipped, train, or a model saved by "
         "hear2act perceive --save-perceiver",
     )
+    p.add_argument(
+        "--context",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a new audit shows people (and gives models) the dialogue turns before each clip, "
+        "as the paper's annotators had them (default: no); the folder records which",
+    )
     options.add_audio_cache(p)
+    p.add_argument(
+        "--model",
+        default=None,
+        metavar="SPEC",
+        help="label the clips with this audio LLM instead of serving the page: openai:MODEL or "
+        "litellm:PROVIDER/MODEL with --setting send_audio=true, qwen2-audio:PATH, "
+        "qwen2.5-omni:PATH; it gets the instructions people get; resumes where it stopped",
+    )
+    p.add_argument(
+        "--base-url",
+        default=None,
+        help="with --model: API root of an OpenAI-compatible server (openai: and litellm:)",
+    )
+    p.add_argument(
+        "--setting",
+        action="append",
+        metavar="KEY=JSON",
+        help="with --model: a backend setting (send_audio=true, temperature=0, max_tokens=16, "
+        "device=cuda); repeatable. Other settings make another model row",
+    )
+    p.add_argument(
+        "--no-probe",
+        action="store_true",
+        help="with --model: skip the one request sent to an openai:/litellm: server first (the "
+        "check that it hears audio still runs, unless --trust-audio)",
+    )
+    p.add_argument(
+        "--trust-audio",
+        action="store_true",
+        help="with --model: skip the check that the server hears the audio it is sent",
+    )
     p.add_argument(
         "--annotator",
         default=None,

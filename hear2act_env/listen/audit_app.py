@@ -5,7 +5,9 @@ Routes:
 - ``GET /``: the audit page of the annotator the server was started for; without one, a form
   asks for a name and ``GET /?annotator=NAME`` is that annotator's page.
 - ``GET /api/state?annotator=NAME``: ``{annotator, labelled, total, clip}``; ``clip`` is the
-  next clip (``{id, audio, text}``) or ``null`` when all are labelled.
+  next clip (``{id, audio, text}``, and ``context``, the dialogue lines before it, in a folder
+  made with ``--context``) or ``null`` when all are labelled. The page's instructions and
+  answer buttons come from ``audit_instructions``, as a model's prompt does.
 - ``POST /api/label`` with ``{"clip": ID, "label": "resolved" | "unresolved"}`` (and
   ``"annotator"`` when the server has no fixed one): saves the label, answers the next state.
   Bad input is a 400 with ``{"error": ...}`` (415 without ``Content-Type: application/json``,
@@ -18,7 +20,8 @@ address a ``Host`` naming another host is refused (400), so is any request whose
 another site (403); audio is read only from regular files of the folder (``Audit.audio``).
 
 Nothing served depends on a clip's class: the page and the API only know ``Audit.public``
-(id, audio address, words), and answers never say whether a label was right.
+(id, audio address, words, and the context both clips of a pair share), and answers never say
+whether a label was right.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any
 
 from hear2act_env.errors import ConfigError, MissingExtraError
 from hear2act_env.listen import server
+from hear2act_env.listen.audit_instructions import ANSWERS, PAGE, instructions
 from hear2act_env.listen.perception_audit import (
     LABELS,
     Audit,
@@ -114,7 +118,12 @@ def build_app(
             current = state(store_for(name), name)
         except ConfigError as exc:  # a damaged label file
             return start(500, str(exc), name)
-        html = env.get_template("audit.html").render(state=current)
+        html = env.get_template("audit.html").render(
+            state=current,
+            instructions=instructions(audit.context),
+            page_note=PAGE,
+            answers=ANSWERS,
+        )
         return HTMLResponse(html, headers=_NO_STORE)
 
     async def api_state(request: Request) -> Response:

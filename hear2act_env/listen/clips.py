@@ -19,7 +19,7 @@ import numpy as np
 
 from hear2act_env.boundedio import UnreadableFile, read_regular_fd
 from hear2act_env.constants import SAMPLE_RATE
-from hear2act_env.errors import ConfigError
+from hear2act_env.errors import ConfigError, MissingExtraError
 
 __all__ = [
     "MAX_CLIP_BYTES",
@@ -122,3 +122,31 @@ def _wav_bytes(samples: np.ndarray, sample_rate: int) -> bytes:
         w.setframerate(sample_rate)
         w.writeframes(pcm)
     return buf.getvalue()
+
+
+def decode_clip(data: bytes, extension: str) -> tuple[np.ndarray, int]:
+    """A clip file's samples (float32 mono, -1..1) and sample rate: WAV (16-bit mono, the form
+    ``encode_clip`` writes) with the standard library, Ogg through ``soundfile`` (the ``listen``
+    extra). An unreadable file is a ``ConfigError``."""
+    if extension == "ogg":
+        try:
+            import soundfile
+        except (ImportError, OSError) as exc:
+            raise MissingExtraError("listen", getattr(exc, "name", None) or "soundfile") from None
+        try:
+            samples, rate = soundfile.read(io.BytesIO(data), dtype="float32", always_2d=True)
+        except (RuntimeError, ValueError, TypeError) as exc:  # soundfile's LibsndfileError
+            raise ConfigError(f"not a readable Ogg clip ({exc})") from None
+        return samples.mean(axis=1).astype(np.float32), int(rate)
+    if extension != "wav":
+        raise ConfigError(f"clip format: expected ogg or wav, got {extension!r}")
+    import wave
+
+    try:
+        with wave.open(io.BytesIO(data), "rb") as w:
+            if w.getsampwidth() != 2 or w.getnchannels() != 1:
+                raise ConfigError("expected a 16-bit mono WAV clip")
+            rate, pcm = w.getframerate(), w.readframes(w.getnframes())
+    except (wave.Error, EOFError) as exc:
+        raise ConfigError(f"not a readable WAV clip ({exc})") from None
+    return (np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32767.0), int(rate)

@@ -1,9 +1,10 @@
-"""The human perception audit of a renderer (paper, appendix E; ``hear2act audit``).
+"""The perception audit of a renderer (paper, appendix E; ``hear2act audit``).
 
-People listen to reaction clips and say whether the user's need sounds met (resolved) or
-not (unresolved). Their answers are compared with the intended state, with each other and
-with the reference perceiver, in the layout of the paper's Table 11. This module has the
-logic: the clip set, the label store and the scores (no web; the app is ``audit_app``).
+People (and audio LLMs) listen to reaction clips and say whether the user's need sounds met
+(resolved) or not (unresolved). Their answers are compared with the intended state, with each
+other and with the reference perceiver, in the layout of the paper's Table 11. This module
+has the audit folder: the clip set and the label store (no web: the app is ``audit_app``;
+the scores are ``audit_scores``; a model's labels, ``model_labels``).
 
 **Clip set.** Reactions are collected from the test split under the Prosody-mediated
 realization (``bank_perception.collect_clips``: the replies to seeded random recommendations
@@ -41,14 +42,16 @@ as its last part, and up to a size cap (``clips.read_file_under``); JSON nests a
 scenario, rendered by that renderer); ``shipped``, ``train`` or the path of a saved model
 force a choice. Its readings are taken from the clips' waveforms before encoding.
 
-**Scores.** Per annotator: accuracy on resolved clips, on unresolved clips and overall, raw
-agreement and Cohen's kappa with the reference perceiver. Per pair of annotators: agreement
-and kappa on the clips both labelled. The table's "Human" column averages the annotators
-(each on the clips they labelled), "Model" is the reference perceiver on the clips at least
-one annotator labelled; its bottom block averages over annotator pairs and annotators. The
-95% intervals are percentile bootstraps over those clips (2,000 resamples, seeded). Cohen's
-kappa is ``(p_o - p_e) / (1 - p_e)``; when the expected agreement ``p_e`` is 1 (both raters gave
-one and the same class to every clip) it is undefined, reported as NaN ("n/a").
+**Context** (``--context``, recorded as ``settings.context``): each clip also carries the
+dialogue before it, from the first test-split dialogue in which its line was said (the user's
+request, the assistant's suggestions and the user's replies, ending with the suggestion the
+clip answers). Both clips of a pair carry the same lines, so the context tells nothing about
+the class: a rater who judged by it alone would be right on exactly half the clips. People
+see it above the clip and models get it in the prompt; the instructions both get are in
+``audit_instructions``.
+
+**Models** label a folder's clips with ``hear2act audit --model`` (``model_labels``); the
+scores, people's and models' side by side, are in ``audit_scores``.
 """
 
 from __future__ import annotations
@@ -56,14 +59,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
 import os
 import re
 import secrets
 import stat
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,7 +74,6 @@ import numpy as np
 
 from hear2act_env import interrupts, jsonsafe
 from hear2act_env.atomic import atomic_write
-from hear2act_env.bootstrap import LEVEL, N_RESAMPLES, Estimate, draws, estimate
 from hear2act_env.errors import ConfigError
 from hear2act_env.listen.clips import MAX_CLIP_BYTES, open_file_under, read_file_under
 from hear2act_env.protocol.delivery import DELIVERY_LABELS, State
@@ -83,22 +83,18 @@ __all__ = [
     "LABELS",
     "Audit",
     "AuditClip",
-    "AuditScore",
     "LabelConflict",
     "LabelStore",
     "check_annotator",
-    "cohen_kappa",
     "create_audit",
     "make_renderer",
     "open_or_create",
     "read_labels",
-    "score_audit",
     "select_pairs",
     "serving_lock",
 ]
 
 FORMAT = "hear2act-audit-v1"
-SCORE_FORMAT = "hear2act-audit-score-v1"
 #: The two answers, also the values of a label line's ``label``.
 LABELS = ("resolved", "unresolved")
 DEFAULT_CLIPS = 40
@@ -130,11 +126,13 @@ _ORDER_TRIES = 200
 
 @dataclass(frozen=True)
 class ClipSpec:
-    """One clip to render: the utterance, its true class and its pair."""
+    """One clip to render: the utterance, its true class, its pair and the dialogue lines
+    before it (the same for both members of a pair)."""
 
     utterance: Utterance
     resolved: bool
     pair: int
+    context: tuple[str, ...] = ()
 
 
 def select_pairs(
@@ -165,22 +163,32 @@ def select_pairs(
         text, persona, variation = keys[i]
         seen = lines[keys[i]]
         for resolved, pool in ((True, _RESOLVED_LABELS), (False, _UNRESOLVED_LABELS)):
-            choices = sorted(seen[resolved]) or list(pool)
+            choices = sorted(seen.deliveries[resolved]) or list(pool)
             delivery = choices[int(rng.integers(len(choices)))]
             utt = Utterance(text, delivery, persona, variation, prosody_strength)
-            specs.append(ClipSpec(utt, resolved, pair))
+            specs.append(ClipSpec(utt, resolved, pair, seen.context))
     return specs
+
+
+@dataclass
+class _Line:
+    """A (line, voice, variation) of the test split: the deliveries it was heard with per
+    class, and the dialogue before its first occurrence."""
+
+    context: tuple[str, ...]
+    deliveries: dict[bool, set[str]] = field(default_factory=lambda: {True: set(), False: set()})
 
 
 def _reaction_lines(
     test: Sequence[Any], strength: float, per_scenario: int, seed: int
-) -> dict[tuple[str, str, int], dict[bool, set[str]]]:
-    from hear2act_env.speech.bank_perception import collect_clips
+) -> dict[tuple[str, str, int], _Line]:
+    from hear2act_env.speech.bank_perception import collect_dialogue_clips
 
-    lines: dict[tuple[str, str, int], dict[bool, set[str]]] = {}
-    for utt, resolved in collect_clips(test, REALIZATION, strength, per_scenario, seed):  # type: ignore[arg-type]
-        key = (utt.text, utt.persona, utt.variation)
-        lines.setdefault(key, {True: set(), False: set()})[bool(resolved)].add(utt.delivery)
+    lines: dict[tuple[str, str, int], _Line] = {}
+    for clip in collect_dialogue_clips(test, REALIZATION, strength, per_scenario, seed):  # type: ignore[arg-type]
+        utt = clip.utterance
+        line = lines.setdefault((utt.text, utt.persona, utt.variation), _Line(clip.context))
+        line.deliveries[bool(clip.resolved)].add(utt.delivery)
     return lines
 
 
@@ -200,6 +208,7 @@ class AuditClip:
     pair: int
     audio: str  # path inside the folder: audio/<id>.<ext>
     reference: bool  # the reference perceiver hears it as resolved
+    context: tuple[str, ...] = ()  # the dialogue before it, in a folder made with --context
 
     @property
     def label(self) -> str:
@@ -219,6 +228,7 @@ class AuditClip:
             "resolved": self.resolved,
             "pair": self.pair,
             "reference": self.reference,
+            **({"context": list(self.context)} if self.context else {}),
         }
 
     @classmethod
@@ -235,8 +245,19 @@ class AuditClip:
             f"{AUDIO_DIR}/{d['id']}.wav",
         ):
             raise ValueError(f"bad clip id or audio path: {d['id']!r}, {d['audio']!r}")
+        context = d.get("context", [])
+        if not isinstance(context, list) or not all(
+            isinstance(line, str) and line.startswith(("User: ", "Assistant: ")) for line in context
+        ):
+            raise ValueError(f"clip {d['id']}: context must be a list of 'Speaker: words' lines")
         return cls(
-            d["id"], utt, bool(d["resolved"]), int(d["pair"]), d["audio"], bool(d["reference"])
+            d["id"],
+            utt,
+            bool(d["resolved"]),
+            int(d["pair"]),
+            d["audio"],
+            bool(d["reference"]),
+            tuple(context),
         )
 
 
@@ -271,6 +292,11 @@ class Audit:
     def labels_dir(self) -> Path:
         return self.folder / LABELS_DIR
 
+    @property
+    def context(self) -> bool:
+        """Whether annotators get the dialogue before each clip (made with ``--context``)."""
+        return bool(self.settings.get("context", False))
+
     @classmethod
     def load(cls, folder: Path | str) -> Audit:
         """Read ``folder/clips.json`` (a ``ConfigError`` naming what is wrong)."""
@@ -300,6 +326,10 @@ class Audit:
             raise ConfigError(f"{path}: not a readable audit clip set ({exc})") from None
         if len(audit.by_id) != len(clips) or len(clips) != audit.settings.get("clips"):
             raise ConfigError(f"{path}: clip ids repeat or do not match settings.clips")
+        if not isinstance(audit.settings.get("context", False), bool):
+            raise ConfigError(f"{path}: settings.context must be true or false")
+        if audit.context and not all(c.context for c in clips):
+            raise ConfigError(f"{path}: settings.context is true but a clip has no context")
         for c in clips:
             try:
                 os.close(open_file_under(folder / c.audio, folder, max_bytes=MAX_CLIP_BYTES))
@@ -341,10 +371,14 @@ class Audit:
             return []
         return sorted(p.stem for p in self.labels_dir.glob("*.jsonl") if _NAME.fullmatch(p.stem))
 
-    def public(self, clip: str) -> dict[str, str]:
-        """What the page may know of a clip: its id, audio address and words."""
+    def public(self, clip: str) -> dict[str, Any]:
+        """What the page may know of a clip: its id, audio address and words, and with
+        ``--context`` the dialogue before it (the same for both clips of a pair)."""
         c = self.by_id[clip]
-        return {"id": c.id, "audio": "/" + c.audio, "text": c.utterance.text}
+        shown: dict[str, Any] = {"id": c.id, "audio": "/" + c.audio, "text": c.utterance.text}
+        if self.context:
+            shown["context"] = list(c.context)
+        return shown
 
 
 # --- making and reopening a folder --------------------------------------------------------
@@ -408,6 +442,7 @@ def create_audit(
     renderer: str = DEFAULT_RENDERER,
     prosody_strength: float = 1.0,
     perceiver: str = DEFAULT_PERCEIVER,
+    context: bool = False,
     cache_dir: Path | str | None = None,
     scenarios: Sequence[Any] | None = None,
     compress: bool = True,
@@ -444,7 +479,8 @@ def create_audit(
         enc = encode_clip(wave, tts.sample_rate, compress=compress)
         audio = f"{AUDIO_DIR}/{cid}.{enc.extension}"
         atomic_write(folder / audio, enc.data)
-        made.append(AuditClip(cid, spec.utterance, spec.resolved, spec.pair, audio, heard))
+        shown = spec.context if context else ()
+        made.append(AuditClip(cid, spec.utterance, spec.resolved, spec.pair, audio, heard, shown))
     if len({c.id for c in made}) != len(made):  # 64-bit ids: practically never
         raise ConfigError("clip ids collide; run again")
     made.sort(key=lambda c: c.id)
@@ -454,6 +490,7 @@ def create_audit(
         "renderer": renderer,
         "prosody_strength": float(prosody_strength),
         "perceiver": perceiver,
+        "context": bool(context),
         "split": SPLIT,
         "realization": REALIZATION,
     }
@@ -489,6 +526,7 @@ def open_or_create(
     renderer: str | None = None,
     prosody_strength: float | None = None,
     perceiver: str | None = None,
+    context: bool | None = None,
     **create: Any,
 ) -> tuple[Audit, bool]:
     """Reopen ``folder`` (``None`` settings: as recorded; a different one: ``ConfigError``
@@ -500,14 +538,16 @@ def open_or_create(
         "renderer": renderer,
         "prosody_strength": None if prosody_strength is None else float(prosody_strength),
         "perceiver": perceiver,
+        "context": context,
     }
     if (folder / CLIPS_FILE).exists():
         audit = Audit.load(folder)
+        recorded = {**audit.settings, "context": audit.context}
         for key, value in asked.items():
-            if value is not None and audit.settings.get(key) != value:
+            if value is not None and recorded.get(key) != value:
                 flag = "--" + key.replace("_", "-")
                 raise ConfigError(
-                    f"{flag}: {folder} was made with {flag} {audit.settings.get(key)}, not "
+                    f"{flag}: {folder} was made with {flag} {recorded.get(key)}, not "
                     f"{value}; leave {flag} out to reopen it, or use a new --out folder"
                 )
         return audit, False
@@ -517,6 +557,7 @@ def open_or_create(
         "renderer": DEFAULT_RENDERER,
         "prosody_strength": 1.0,
         "perceiver": DEFAULT_PERCEIVER,
+        "context": False,
     }
     settings = {k: (defaults[k] if v is None else v) for k, v in asked.items()}
     return create_audit(folder, **settings, **create), True
@@ -559,17 +600,21 @@ class LabelConflict(ConfigError):
 
 
 def read_labels(
-    path: Path, known: set[str] | dict[str, Any], folder: Path | None = None
-) -> tuple[dict[str, str], int]:
+    path: Path,
+    known: set[str] | dict[str, Any],
+    folder: Path | None = None,
+    answers: tuple[str | None, ...] = LABELS,
+) -> tuple[dict[str, Any], int]:
     """The labels of one file in order, and the byte length of its complete lines.
 
-    A last line without a newline (a torn write) is left out; any other bad line is a
-    ``ConfigError`` naming ``path:line``, and so is a file that is not a regular file inside
-    ``folder`` (default: its own folder) of at most ``MAX_LABELS_FILE`` bytes."""
+    A last line without a newline (a torn write) is left out; any other bad line (a label not
+    in ``answers``) is a ``ConfigError`` naming ``path:line``, and so is a file that is not a
+    regular file inside ``folder`` (default: its own folder) of at most ``MAX_LABELS_FILE``
+    bytes."""
     path = Path(path)
     data = read_file_under(path, path.parent if folder is None else folder, MAX_LABELS_FILE)
     end = data.rfind(b"\n") + 1
-    labels: dict[str, str] = {}
+    labels: dict[str, Any] = {}
     for lineno, raw in enumerate(data[:end].split(b"\n")[:-1], 1):
         if not raw.strip():
             continue
@@ -581,11 +626,11 @@ def read_labels(
         if (
             not isinstance(rec, dict)
             or not isinstance(rec.get("clip"), str)
-            or rec.get("label") not in LABELS
+            or "label" not in rec
+            or rec["label"] not in answers
         ):
-            raise ConfigError(
-                f'{where}: expected {{"clip": ID, "label": "resolved" or "unresolved"}}'
-            )
+            shown = " or ".join(json.dumps(a) for a in answers)
+            raise ConfigError(f'{where}: expected {{"clip": ID, "label": {shown}}}')
         if rec["clip"] not in known:
             raise ConfigError(f"{where}: clip {rec['clip']!r} is not in this audit's clip set")
         if rec["clip"] in labels:
@@ -596,18 +641,26 @@ def read_labels(
 
 class LabelStore:
     """One annotator's labels: read on open (cutting off a torn last line), appended as given.
-    The file must be a regular file inside ``folder`` (default: its own folder), not a link."""
+    The file must be a regular file inside ``folder`` (default: its own folder), not a link.
+    ``answers``: the labels it takes (a model's store also takes ``None``, no usable answer)."""
 
-    def __init__(self, path: Path, order: Sequence[str], folder: Path | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        order: Sequence[str],
+        folder: Path | None = None,
+        answers: tuple[str | None, ...] = LABELS,
+    ) -> None:
         self.path = Path(path)
         self.folder = self.path.parent if folder is None else Path(folder)
         self.order = list(order)
+        self.answers = answers
         self._known = set(self.order)
         self._lock = threading.Lock()
-        self.labels: dict[str, str] = {}
+        self.labels: dict[str, Any] = {}
         self.repaired = False
         if os.path.lexists(self.path):
-            self.labels, end = read_labels(self.path, self._known, self.folder)
+            self.labels, end = read_labels(self.path, self._known, self.folder, answers)
             if end < self.path.lstat().st_size:
                 with self._open(os.O_WRONLY) as fd:
                     os.ftruncate(fd, end)
@@ -630,10 +683,12 @@ class LabelStore:
         """The first clip in the annotator's order without a label (``None``: all done)."""
         return next((c for c in self.order if c not in self.labels), None)
 
-    def add(self, clip: str, label: str) -> None:
-        """Record ``label`` for ``clip`` (which must be the next clip) and flush it to disk."""
-        if label not in LABELS:
-            raise ConfigError(f"label: expected resolved or unresolved, got {label!r}")
+    def add(self, clip: str, label: str | None, **extra: Any) -> None:
+        """Record ``label`` for ``clip`` (which must be the next clip) and flush it to disk;
+        ``extra`` fields (JSON values) go on the same line."""
+        if label not in self.answers:
+            shown = " or ".join(str(a) for a in self.answers)
+            raise ConfigError(f"label: expected {shown}, got {label!r}")
         if clip not in self._known:
             raise ConfigError(f"clip: {clip!r} is not in this audit's clip set")
         with self._lock:
@@ -646,6 +701,7 @@ class LabelStore:
                 "label": label,
                 "n": len(self.labels) + 1,
                 "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                **{k: v for k, v in extra.items() if k not in ("clip", "label", "n", "at")},
             }
             self.path.parent.mkdir(parents=True, exist_ok=True)
             line = (json.dumps(record) + "\n").encode("utf-8")
@@ -655,286 +711,3 @@ class LabelStore:
                     view = view[os.write(fd, view) :]
                 os.fsync(fd)
             self.labels[clip] = label
-
-
-# --- scores -------------------------------------------------------------------------------
-
-
-def cohen_kappa(a: Sequence[Any], b: Sequence[Any]) -> float:
-    """Cohen's kappa of two raters' labels of the same items (any label values).
-
-    ``(p_o - p_e) / (1 - p_e)`` with ``p_o`` the observed agreement and ``p_e`` the agreement
-    expected from each rater's label frequencies; NaN when ``p_e`` is 1 (undefined)."""
-    a, b = list(a), list(b)
-    if len(a) != len(b) or not a:
-        raise ConfigError(
-            f"cohen_kappa needs two equally long, non-empty label lists ({len(a)}, {len(b)})"
-        )
-    cats = sorted(set(a) | set(b), key=repr)
-    index = {c: i for i, c in enumerate(cats)}
-    table = np.zeros((len(cats), len(cats)))
-    np.add.at(table, ([index[x] for x in a], [index[y] for y in b]), 1.0)
-    table /= table.sum()
-    p_o = float(np.trace(table))
-    p_e = float(table.sum(axis=1) @ table.sum(axis=0))
-    if p_e >= 1.0 - 1e-12:
-        return float("nan")
-    return (p_o - p_e) / (1.0 - p_e)
-
-
-def _rate(w: np.ndarray, hit: np.ndarray) -> np.ndarray:
-    """Weighted share of ``hit`` per row of weights ``w`` (NaN for an empty row)."""
-    total = w.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, (w @ hit.astype(np.float64)) / total, np.nan)
-
-
-def _kappa_rows(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Cohen's kappa of binary ``x`` and ``y`` per row of weights ``w`` (NaN where undefined)."""
-    p_o, p_x, p_y = _rate(w, x == y), _rate(w, x), _rate(w, y)
-    p_e = p_x * p_y + (1.0 - p_x) * (1.0 - p_y)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(p_e < 1.0 - 1e-12, (p_o - p_e) / (1.0 - p_e), np.nan)
-
-
-def _mean_rows(rows: list[np.ndarray]) -> np.ndarray | None:
-    if not rows:
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmean(np.vstack(rows), axis=0)
-
-
-@dataclass(frozen=True)
-class AnnotatorScore:
-    """One annotator against the truth and the reference perceiver."""
-
-    name: str
-    n: int
-    resolved: Estimate
-    unresolved: Estimate
-    overall: Estimate
-    agreement_model: Estimate
-    kappa_model: Estimate
-
-
-@dataclass(frozen=True)
-class PairScore:
-    """Two annotators on the clips both labelled."""
-
-    a: str
-    b: str
-    n: int
-    agreement: Estimate
-    kappa: Estimate
-
-
-@dataclass
-class AuditScore:
-    """The scores of an audit folder (``markdown()``: the Table-11 layout; ``to_dict()``)."""
-
-    folder: str
-    renderer: dict[str, str]
-    settings: dict[str, Any]
-    perceiver: str
-    clips: int
-    labelled: int
-    annotators: list[AnnotatorScore]
-    pairs: list[PairScore]
-    human: dict[str, Estimate | None]
-    model: dict[str, Estimate]
-    resamples: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "format": SCORE_FORMAT,
-            "folder": self.folder,
-            "renderer": self.renderer,
-            "settings": self.settings,
-            "perceiver": self.perceiver,
-            "clips": self.clips,
-            "labelled_clips": self.labelled,
-            "interval": {"level": LEVEL, "resamples": self.resamples, "over": "clips"},
-            "human": {k: _est(v) for k, v in self.human.items()},
-            "model": {k: _est(v) for k, v in self.model.items()},
-            "annotators": {
-                a.name: {
-                    "clips": a.n,
-                    "resolved": _est(a.resolved),
-                    "unresolved": _est(a.unresolved),
-                    "overall": _est(a.overall),
-                    "agreement_model": _est(a.agreement_model),
-                    "kappa_model": _est(a.kappa_model),
-                }
-                for a in self.annotators
-            },
-            "pairs": [
-                {
-                    "a": p.a,
-                    "b": p.b,
-                    "clips": p.n,
-                    "agreement": _est(p.agreement),
-                    "kappa": _est(p.kappa),
-                }
-                for p in self.pairs
-            ],
-            "paper": dict(PAPER),
-        }
-
-    def markdown(self) -> str:
-        h, m = self.human, self.model
-        name = self.renderer.get("name", "renderer")
-        lines = [
-            f"Perception audit {self.folder}: {name} ({self.renderer.get('version', '?')}), "
-            f"prosody strength {self.settings.get('prosody_strength')}; {self.clips} clips of the "
-            f"{self.settings.get('split', SPLIT)} split ({self.clips // 2} resolved, "
-            f"{self.clips // 2} unresolved, in pairs), {self.labelled} labelled by "
-            f"{len(self.annotators)} annotator(s)",
-            "",
-            f"|  | {name} |  |",
-            "| --- | --- | --- |",
-            "|  | Human | Model |",
-            f"| Resolved (O+) | {_fmt(h['resolved'])} | {_fmt(m['resolved'])} |",
-            f"| Unresolved (O-) | {_fmt(h['unresolved'])} | {_fmt(m['unresolved'])} |",
-            f"| Overall | {_fmt(h['overall'])} | {_fmt(m['overall'])} |",
-            f"| κ, annotators | {_fmt(h['kappa_annotators'])} |  |",
-            f"| Agreement, model | {_fmt(h['agreement_model'])} |  |",
-            f"| κ, model | {_fmt(h['kappa_model'])} |  |",
-            "",
-            f"Human: the mean over annotators, each on the clips they labelled. Model: the "
-            f"reference perceiver, {self.perceiver}, on the {self.labelled} clips someone "
-            f"labelled. κ, annotators: Cohen's κ per annotator pair on the clips both labelled, "
-            f"averaged over pairs. Agreement and κ, model: each annotator against the reference "
-            f"perceiver, averaged over annotators. Brackets: {LEVEL:.0%} bootstrap intervals over "
-            f"clips ({self.resamples} resamples); n/a: undefined.",
-            f"Paper, Table 11 (Qwen3-TTS clips): humans {PAPER['humans']:.2f}, Qwen2.5-Omni "
-            f"{PAPER['Qwen2.5-Omni']:.2f}, κ between annotators {PAPER['kappa_annotators']:.2f}.",
-            "",
-            "| annotator | clips | resolved | unresolved | overall | agreement, model | κ, model |",
-            "| --- | --- | --- | --- | --- | --- | --- |",
-        ]
-        for a in self.annotators:
-            lines.append(
-                f"| {a.name} | {a.n} | {_fmt(a.resolved)} | {_fmt(a.unresolved)} | "
-                f"{_fmt(a.overall)} | {_fmt(a.agreement_model)} | {_fmt(a.kappa_model)} |"
-            )
-        lines.append(
-            f"| (reference perceiver) | {self.labelled} | {_fmt(m['resolved'])} | "
-            f"{_fmt(m['unresolved'])} | {_fmt(m['overall'])} |  |  |"
-        )
-        if self.pairs:
-            lines += [
-                "",
-                "| annotator | annotator | shared clips | agreement | κ |",
-                "| --- | --- | --- | --- | --- |",
-            ]
-            lines += [
-                f"| {p.a} | {p.b} | {p.n} | {_fmt(p.agreement)} | {_fmt(p.kappa)} |"
-                for p in self.pairs
-            ]
-        return "\n".join(lines) + "\n"
-
-
-def _fmt(e: Estimate | None) -> str:
-    if e is None or not math.isfinite(e.value):
-        return "n/a"
-    if not (math.isfinite(e.low) and math.isfinite(e.high)):
-        return f"{e.value:.2f}"
-    return f"{e.value:.2f} [{e.low:.2f}, {e.high:.2f}]"
-
-
-def _est(e: Estimate | None) -> dict[str, Any] | None:
-    if e is None:
-        return None
-    clean = lambda v: v if math.isfinite(v) else None  # noqa: E731
-    return {"value": clean(e.value), "low": clean(e.low), "high": clean(e.high), "n": e.n}
-
-
-def score_audit(folder: Path | str, resamples: int = N_RESAMPLES, seed: int = 0) -> AuditScore:
-    """Score every annotator's labels in ``folder`` (a ``ConfigError`` when there are none)."""
-    audit = Audit.load(folder)
-    labels = {}
-    for name in audit.annotators():
-        got, _ = read_labels(audit.labels_path(name), audit.by_id, audit.folder)
-        if got:
-            labels[name] = got
-    if not labels:
-        raise ConfigError(
-            f"{audit.labels_dir}: no labels yet; an annotator gives them with "
-            f"hear2act audit --out {audit.folder} --annotator NAME"
-        )
-    names = sorted(labels)
-    union = [c for c in audit.clips if any(c.id in labels[a] for a in names)]
-    n = len(union)
-    truth = np.array([c.resolved for c in union])
-    ref = np.array([c.reference for c in union])
-    has = np.array([[c.id in labels[a] for c in union] for a in names])
-    said = np.array([[labels[a].get(c.id) == LABELS[0] for c in union] for a in names])
-    counts = np.zeros((resamples, n))
-    np.add.at(counts, (np.repeat(np.arange(resamples), n), draws(n, resamples, seed).ravel()), 1.0)
-    weights = np.vstack([np.ones((1, n)), counts])  # row 0: the point estimate
-
-    def est(row: np.ndarray | None, mask: np.ndarray) -> Estimate | None:
-        return None if row is None else estimate(float(row[0]), row[1:], int(mask.sum()))
-
-    def accuracy(mask: np.ndarray, hit: np.ndarray) -> np.ndarray:
-        return _rate(weights * mask, hit)
-
-    classes = {"resolved": truth, "unresolved": ~truth, "overall": np.ones(n, bool)}
-    rows: dict[str, list[np.ndarray]] = {
-        k: [] for k in (*classes, "agreement_model", "kappa_model")
-    }
-    scores = []
-    for i, name in enumerate(names):
-        got: dict[str, Estimate] = {}
-        for k, in_class in classes.items():
-            mask = has[i] & in_class
-            rows[k].append(accuracy(mask, said[i] == truth))
-            got[k] = est(rows[k][-1], mask)  # type: ignore[assignment]
-        rows["agreement_model"].append(accuracy(has[i], said[i] == ref))
-        rows["kappa_model"].append(_kappa_rows(weights * has[i], said[i], ref))
-        scores.append(
-            AnnotatorScore(
-                name,
-                int(has[i].sum()),
-                got["resolved"],
-                got["unresolved"],
-                got["overall"],
-                est(rows["agreement_model"][-1], has[i]),  # type: ignore[arg-type]
-                est(rows["kappa_model"][-1], has[i]),  # type: ignore[arg-type]
-            )
-        )
-    pairs, pair_kappas = [], []
-    for i in range(len(names)):
-        for j in range(i + 1, len(names)):
-            both = has[i] & has[j]
-            if not both.any():
-                continue
-            kappa = _kappa_rows(weights * both, said[i], said[j])
-            pair_kappas.append(kappa)
-            pairs.append(
-                PairScore(
-                    names[i],
-                    names[j],
-                    int(both.sum()),
-                    est(accuracy(both, said[i] == said[j]), both),  # type: ignore[arg-type]
-                    est(kappa, both),  # type: ignore[arg-type]
-                )
-            )
-    everyone = np.ones(n, bool)
-    human = {k: est(_mean_rows(v), everyone) for k, v in rows.items()}
-    human["kappa_annotators"] = est(_mean_rows(pair_kappas), everyone)
-    model = {k: est(accuracy(c, ref == truth), c) for k, c in classes.items()}
-    return AuditScore(
-        str(audit.folder),
-        audit.renderer,
-        audit.settings,
-        audit.perceiver.get("source", "?"),
-        len(audit.clips),
-        n,
-        scores,
-        pairs,
-        human,
-        model,  # type: ignore[arg-type]
-        resamples,
-    )

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hear2act_env.protocol.delivery import State
-from hear2act_env.protocol.engine import Realization, UserEngine
-from hear2act_env.protocol.realizer import TurnDraw, realize
+from hear2act_env.protocol.engine import Act, Realization, UserEngine
+from hear2act_env.protocol.realizer import TurnDraw, assistant_line, opening_line, realize
 from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.speech.cache import AudioCache
 from hear2act_env.speech.perception import (
@@ -57,23 +57,51 @@ def collect_tagged_clips(
     seed: int = 0,
 ) -> list[tuple[Utterance, bool, str]]:
     """``collect_clips`` with each clip's scenario id: (utterance, resolved, scenario id)."""
+    return [
+        (c.utterance, c.resolved, c.scenario)
+        for c in collect_dialogue_clips(scenarios, realization, strength, per_scenario, seed)
+    ]
+
+
+@dataclass(frozen=True)
+class DialogueClip:
+    """A collected reaction with the dialogue before it (``Speaker: words`` lines, the
+    transcript's form, ending with the assistant's suggestion the reaction answers)."""
+
+    utterance: Utterance
+    resolved: bool
+    scenario: str
+    context: tuple[str, ...]
+
+
+def collect_dialogue_clips(
+    scenarios: Sequence[Scenario],
+    realization: Realization,
+    strength: float,
+    per_scenario: int = 6,
+    seed: int = 0,
+) -> list[DialogueClip]:
+    """``collect_clips`` with each clip's scenario id and the dialogue lines before it (the same
+    clips, drawn with the same random numbers)."""
     rng = np.random.default_rng(seed)
-    resolved: list[tuple[Utterance, bool, str]] = []
-    unresolved: list[tuple[Utterance, bool, str]] = []
+    resolved: list[DialogueClip] = []
+    unresolved: list[DialogueClip] = []
     for s in scenarios:
         engine = UserEngine(s, realization)
-        replies = [engine.opening()] + [
-            engine.respond(2, int(o), 0) for o in rng.integers(0, 11, per_scenario)
-        ]
-        for reply in replies:
+        lines = [f"User: {s.request}", f"Assistant: {opening_line(s, engine.current)}"]
+        replies = [engine.opening()]
+        options = [int(o) for o in rng.integers(0, 11, per_scenario)]
+        for option in [None, *options]:
+            if option is not None:
+                lines.append(f"Assistant: {assistant_line(s, Act.RECOMMEND, option, 0, True)}")
+                replies.append(engine.respond(Act.RECOMMEND, option, 0))
+            reply = replies[-1]
             turn = realize(s, reply, TurnDraw.from_rng(rng))
             if reply.state in _JUDGED:
-                clip = (
-                    Utterance.spoken(s, turn.text, turn.delivery, turn.draw.variation, strength),
-                    reply.state.resolved,
-                    s.id,
-                )
+                utt = Utterance.spoken(s, turn.text, turn.delivery, turn.draw.variation, strength)
+                clip = DialogueClip(utt, reply.state.resolved, s.id, tuple(lines))
                 (resolved if reply.state.resolved else unresolved).append(clip)
+            lines.append(f"User: {turn.text}")
     n = min(len(resolved), len(unresolved))
     pick = lambda xs: [xs[i] for i in sorted(rng.choice(len(xs), n, replace=False))]  # noqa: E731
     return pick(resolved) + pick(unresolved)

@@ -14,6 +14,7 @@ import pytest
 
 from hear2act_env.cli import audit as audit_cli
 from hear2act_env.errors import ConfigError
+from hear2act_env.listen import audit_scores as sc
 from hear2act_env.listen import perception_audit as pa
 from hear2act_env.protocol.realizer import ACCEPTANCE_POOL
 from hear2act_env.scenarios.bank import load_bank
@@ -202,7 +203,7 @@ def test_store_appends_resumes_after_a_torn_line_and_takes_each_clip_once(audit_
 def test_bad_label_files_are_named_errors(audit_dir):
     audit = pa.Audit.load(audit_dir)
     with pytest.raises(ConfigError, match="no labels"):
-        pa.score_audit(audit_dir)
+        sc.score_audit(audit_dir)
     ids = [c.id for c in audit.clips]
     path = audit_dir / "labels" / "alice.jsonl"
     good = lambda i: json.dumps({"clip": ids[i], "label": "resolved"})  # noqa: E731
@@ -215,7 +216,7 @@ def test_bad_label_files_are_named_errors(audit_dir):
     for message, lines in cases.items():
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         with pytest.raises(ConfigError, match=rf"alice\.jsonl:2: .*{message}"):
-            pa.score_audit(audit_dir)
+            sc.score_audit(audit_dir)
         with pytest.raises(ConfigError, match=r"alice\.jsonl:2"):
             audit.store("alice")
 
@@ -224,23 +225,23 @@ def test_cohen_kappa_against_hand_computed_values():
     # 50 items: yes/yes 20, yes/no 5, no/yes 10, no/no 15 -> p_o 0.7, p_e 0.5*0.6+0.5*0.4 = 0.5
     a = [1] * 25 + [0] * 25
     b = [1] * 20 + [0] * 5 + [1] * 10 + [0] * 15
-    assert pa.cohen_kappa(a, b) == pytest.approx(0.4)
+    assert sc.cohen_kappa(a, b) == pytest.approx(0.4)
     # three classes: p_o 4/6; marginals (1/3,1/3,1/3) and (2/6,3/6,1/6) -> p_e 1/3 -> 0.5
-    assert pa.cohen_kappa([0, 0, 1, 1, 2, 2], [0, 1, 1, 1, 2, 0]) == pytest.approx(0.5)
-    assert pa.cohen_kappa(["r", "u", "u", "r"], ["r", "u", "u", "r"]) == 1.0
-    assert pa.cohen_kappa([1, 0, 1, 0], [0, 1, 0, 1]) == pytest.approx(-1.0)
+    assert sc.cohen_kappa([0, 0, 1, 1, 2, 2], [0, 1, 1, 1, 2, 0]) == pytest.approx(0.5)
+    assert sc.cohen_kappa(["r", "u", "u", "r"], ["r", "u", "u", "r"]) == 1.0
+    assert sc.cohen_kappa([1, 0, 1, 0], [0, 1, 0, 1]) == pytest.approx(-1.0)
     rng = np.random.default_rng(0)
     x, y = rng.integers(0, 2, 20000), rng.integers(0, 2, 20000)
-    assert abs(pa.cohen_kappa(x, y)) < 0.03
+    assert abs(sc.cohen_kappa(x, y)) < 0.03
     # expected agreement 1 (one class everywhere): undefined
-    assert np.isnan(pa.cohen_kappa([1, 1, 1], [1, 1, 1]))
+    assert np.isnan(sc.cohen_kappa([1, 1, 1], [1, 1, 1]))
     with pytest.raises(ConfigError):
-        pa.cohen_kappa([1, 0], [1])
+        sc.cohen_kappa([1, 0], [1])
     # the vectorized kappa of the scores is the same function
     for _ in range(20):
         x, y = rng.integers(0, 2, 30).astype(bool), rng.random(30) < 0.3
         w = np.ones((1, 30))
-        assert pa._kappa_rows(w, x, y)[0] == pytest.approx(pa.cohen_kappa(x, y), nan_ok=True)
+        assert sc._kappa_rows(w, x, y)[0] == pytest.approx(sc.cohen_kappa(x, y), nan_ok=True)
 
 
 def _hand_labels(audit_dir: Path) -> dict[str, list[str]]:
@@ -266,7 +267,7 @@ def _hand_labels(audit_dir: Path) -> dict[str, list[str]]:
 
 def test_scores_match_the_hand_computation(audit_dir):
     _hand_labels(audit_dir)
-    score = pa.score_audit(audit_dir, resamples=500)
+    score = sc.score_audit(audit_dir, resamples=500)
     alice, bob = score.annotators
     assert (alice.name, alice.n, bob.name, bob.n) == ("alice", 10, "bob", 8)
     assert (alice.resolved.value, alice.unresolved.value, alice.overall.value) == (1.0, 0.8, 0.9)
@@ -291,8 +292,9 @@ def test_scores_match_the_hand_computation(audit_dir):
     for e in (h["overall"], alice.overall, pair.kappa, m["overall"]):
         assert e.low <= e.value <= e.high and e.high > e.low  # a real interval
     table = score.markdown()
-    assert "|  | Human | Model |" in table
-    assert "| Overall | 0.89 [" in table and "| κ, annotators | 0.50 [" in table
+    assert "|  | Human | Reference perceiver |" in table
+    assert "| Overall | 0.89 [" in table and "| κ with people | 0.50 [" in table
+    assert "| Agreement with the reference perceiver | 0.74 [" in table
     assert "| alice | 10 | 1.00 " in table and "| bob | 8 | 0.80 " in table
     assert "| alice | bob | 8 | 0.75 [" in table
     data = score.to_dict()
@@ -306,12 +308,12 @@ def test_one_annotator_and_undefined_kappa(audit_dir):
     store = audit.store("solo")
     for cid in store.order:
         store.add(cid, "resolved")  # one class for everything
-    score = pa.score_audit(audit_dir, resamples=200)
+    score = sc.score_audit(audit_dir, resamples=200)
     (solo,) = score.annotators
     assert (solo.resolved.value, solo.unresolved.value, solo.overall.value) == (1.0, 0.0, 0.5)
     assert score.human["kappa_annotators"] is None and score.pairs == []
     table = score.markdown()
-    assert "| κ, annotators | n/a |" in table
+    assert "| κ with people | n/a |" in table
     refs = [c.reference for c in audit.clips]
     if all(refs) or not any(refs):  # the perceiver also used one class: kappa undefined
         assert np.isnan(solo.kappa_model.value)
@@ -498,7 +500,9 @@ def test_browser_completes_a_10_clip_audit_and_scores_it(browser, tmp_path, caps
     from tests.listen.browser import SCREENSHOTS, media_state
 
     folder = tmp_path / "audit"
-    audit = pa.create_audit(folder, clips=N, seed=1, cache_dir=tmp_path / "cache")  # Ogg Opus
+    audit = pa.create_audit(  # Ogg Vorbis, with the dialogue before each clip
+        folder, clips=N, seed=1, context=True, cache_dir=tmp_path / "cache"
+    )
     wrong = 0
     with background_server(build_app(audit, "gil")) as url:
         browser.get(url + "/")
@@ -516,6 +520,9 @@ def test_browser_completes_a_10_clip_audit_and_scores_it(browser, tmp_path, caps
             assert progress() == f"Clip {k + 1} of {N}"
             src = browser.find_element(By.ID, "clip-audio").get_attribute("src")
             clip = audit.by_id[re.search(r"/audio/([0-9a-f]{16})\.(ogg|wav)$", src).group(1)]
+            shown = browser.find_elements(By.CSS_SELECTOR, "#context-lines li")
+            assert [li.text for li in shown] == list(clip.context)  # this clip's dialogue
+            assert browser.find_element(By.ID, "clip-text").text == clip.utterance.text
             answer = clip.label if k not in (2, 7) else pa.LABELS[clip.resolved]  # 2 wrong
             wrong += answer != clip.label
             browser.find_element(By.ID, f"label-{answer}").click()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -31,6 +32,7 @@ from hear2act_env.errors import ConfigError  # noqa: E402
 from hear2act_env.listen import perception_audit as pa  # noqa: E402
 from hear2act_env.listen import server  # noqa: E402
 from hear2act_env.listen.audit_app import build_app  # noqa: E402
+from hear2act_env.listen.audit_scores import score_audit  # noqa: E402
 from hear2act_env.listen.clips import read_file_under  # noqa: E402
 from hear2act_env.listen.play import PLAY_ENV, PlaySession, play_app, play_config  # noqa: E402
 from hear2act_env.listen.server import (  # noqa: E402
@@ -563,7 +565,7 @@ def test_label_files_are_read_only_as_regular_files_of_the_folder(audit_copy, tm
     with pytest.raises(ConfigError, match=str(labels.name)):
         _in_thread(lambda: audit.store(ANNOTATOR))
     with pytest.raises(ConfigError):
-        _in_thread(lambda: pa.score_audit(audit_copy))
+        _in_thread(lambda: score_audit(audit_copy))
     client = TestClient(build_app(audit, ANNOTATOR))
     r = _in_thread(lambda: client.post("/api/label", json={"clip": first, "label": "resolved"}))
     assert r.status_code == 500 and ANNOTATOR in r.json()["error"]
@@ -743,3 +745,50 @@ def test_a_signal_stops_the_server_with_130_and_a_resume_line(audit_copy, tmp_pa
     assert f"saved in {saved}; run the same command again to continue" in err, err
     with pytest.raises(OSError):  # the port is closed
         socket.create_connection(("127.0.0.1", port), timeout=1).close()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "outside-link", "dev-zero-link", "folder-link"])
+@pytest.mark.parametrize("part", ["json", "jsonl"])
+def test_model_label_files_are_read_and_written_only_inside_the_folder(
+    audit_copy, tmp_path, kind, part
+):
+    """A model's record or label file (``models/``, ``hear2act audit --model``) replaced by a
+    FIFO or a link, or ``models/`` itself a link: scoring and labelling stop with a named
+    error, and nothing is written through the link."""
+    from hear2act_env.listen.model_labels import model_slug, open_model_store
+
+    audit = pa.Audit.load(audit_copy)
+    open_model_store(audit, "openai:m", {}, "instructions")  # a real record and store
+    slug = model_slug("openai:m", {})
+    models = audit_copy / "models"
+    (models / f"{slug}.jsonl").write_text(
+        json.dumps({"clip": audit.clips[0].id, "label": None}) + "\n"
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    target = models / f"{slug}.{part}"
+    (elsewhere / target.name).write_bytes(target.read_bytes())
+    before = {p.name: p.read_bytes() for p in elsewhere.iterdir()}
+    if kind == "folder-link":
+        for f in models.iterdir():
+            (elsewhere / f.name).write_bytes(f.read_bytes())
+        before = {p.name: p.read_bytes() for p in elsewhere.iterdir()}
+        shutil.rmtree(models)
+        models.symlink_to(elsewhere)
+    else:
+        target.unlink()
+        if kind == "fifo":
+            os.mkfifo(target)
+        elif kind == "outside-link":
+            target.symlink_to(elsewhere / target.name)
+        else:
+            target.symlink_to("/dev/zero")
+    with pytest.raises(ConfigError):
+        _in_thread(lambda: score_audit(audit_copy))
+    with pytest.raises(ConfigError):
+        _in_thread(
+            lambda: open_model_store(audit, "openai:m", {}, "instructions")[1].add(
+                audit.clips[1].id, "resolved"
+            )
+        )
+    assert {p.name: p.read_bytes() for p in elsewhere.iterdir()} == before

@@ -23,6 +23,11 @@ Run ``python fake_openai_server.py``: it binds 127.0.0.1 on a free port and prin
   ``input_audio`` part; ``hearing-details``: like ``deaf``, but reporting
   ``usage.prompt_tokens_details.audio_tokens`` for the audio parts; ``no-usage``: scripted,
   without ``usage``.
+- ``labeller``: an audio model that hears (usage counts the audio). Asked for an audit label
+  (``The user says:`` in the request) it answers ``Resolved.`` when the first WAV clip of the
+  request has an even number of frames (or there is none), else a sentence naming
+  ``unresolved``; an episode's turn gets the scripted replies; ``labeller-mute``: a reply naming neither label;
+  ``labeller-down-after-3``: ``labeller`` for its first 3 clips, then 503 for every clip.
 - any other name: 404 (model not found).
 
 ``GET /stats`` returns request counts, the largest number of requests in flight, and the last
@@ -31,12 +36,15 @@ request body, per model; ``POST /reset`` clears them.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import io
 import json
 import re
 import sys
 import threading
 import time
+import wave
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SCRIPT = [
@@ -71,6 +79,35 @@ def _prompt_tokens(messages: list[dict], hear: bool) -> tuple[int, int]:
             else:
                 words += len(str(p.get("text") or "").split())
     return words + (audio if hear else 0), audio
+
+
+def _audio_frames(messages: list[dict]) -> int | None:
+    """The frame count of the first WAV ``input_audio`` part of a request (None: no audio)."""
+    for m in messages:
+        content = m.get("content")
+        for p in content if isinstance(content, list) else []:
+            if isinstance(p, dict) and p.get("type") == "input_audio":
+                data = base64.b64decode(str(p.get("input_audio", {}).get("data", "")))
+                with wave.open(io.BytesIO(data), "rb") as w:
+                    return w.getnframes()
+    return None
+
+
+_label_requests = [0]
+
+
+def _is_label_request(messages: list[dict]) -> bool:
+    """Whether a request asks for an audit label (a user message with ``The user says:``)."""
+    return any("The user says:" in json.dumps(m.get("content")) for m in messages)
+
+
+def _count_label_request(messages: list[dict]) -> int:
+    """How many audit-label requests came so far, this one included (0: not one)."""
+    if not _is_label_request(messages):
+        return 0
+    with _lock:
+        _label_requests[0] += 1
+        return _label_requests[0]
 
 
 def _scripted(messages: list[dict]) -> str:
@@ -117,6 +154,7 @@ class Handler(BaseHTTPRequestHandler):
                 for v in _stats.values():
                     v.clear()
                 _seen.clear()
+                _label_requests[0] = 0
             self._json(200, {"ok": True})
             return
         if not self.path.rstrip("/").endswith("/chat/completions"):
@@ -218,6 +256,21 @@ class Handler(BaseHTTPRequestHandler):
             usage = {"prompt_tokens": prompt, "completion_tokens": 1}
             if model == "hearing-details":
                 usage["prompt_tokens_details"] = {"audio_tokens": audio, "cached_tokens": 0}
+        elif model in ("labeller", "labeller-mute", "labeller-down-after-3"):
+            frames = _audio_frames(messages)
+            if model == "labeller-down-after-3" and _count_label_request(messages) > 3:
+                self._json(503, {"error": {"message": "overloaded"}})
+                return
+            if not _is_label_request(messages):  # an episode's turn: play it
+                content = _scripted(messages)
+            elif model == "labeller-mute":
+                content = "I cannot tell from this recording."
+            elif frames is None or frames % 2 == 0:
+                content = "Resolved."
+            else:
+                content = "I'd say **unresolved**: the voice hesitates."
+            prompt, _ = _prompt_tokens(messages, hear=True)
+            usage = {"prompt_tokens": prompt, "completion_tokens": 4}
         elif model == "no-usage":
             content, usage = _scripted(messages), None
         else:

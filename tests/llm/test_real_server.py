@@ -244,3 +244,41 @@ def test_eval_against_transformers_serve_resumes_after_a_kill(real_server, tmp_p
     assert again.returncode == 0, again.stderr[-3000:]
     assert results.read_bytes() == data
     assert real_server.settled_chat_requests(quiet_s=0.3) - served == 1
+
+
+@pytest.mark.slow
+def test_audit_model_against_transformers_serve(real_server, tmp_path):
+    """``hear2act audit --model`` against the real server: a text model's server drops the
+    audio, so the hearing check refuses it before anything is made; trusted anyway, it
+    labels every clip with one call each, token counts from the server."""
+    folder = tmp_path / "audit"
+    cmd = [
+        sys.executable, "-m", "hear2act_env.cli", "audit", "--out", str(folder),
+        "--clips", "4", "--context", "--model", f"openai:{real_server.model}",
+        "--base-url", real_server.base_url, "--setting", "send_audio=true",
+        "--setting", "max_tokens=8", "--audio-cache", str(tmp_path / "cache"),
+    ]  # fmt: skip
+    refused = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    assert "ignored the audio" in refused.stderr and not folder.exists()
+
+    served = real_server.settled_chat_requests()
+    done = subprocess.run(
+        [*cmd, "--trust-audio"], env=_env(), capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "4 of 4 in all" in done.stdout
+    assert real_server.settled_chat_requests() - served == 1 + 4  # the probe, one per clip
+    (labels,) = (folder / "models").glob("*.jsonl")
+    lines = [json.loads(x) for x in labels.read_text().splitlines()]
+    assert len(lines) == 4 and len({x["clip"] for x in lines}) == 4
+    assert all(x["usage"]["prompt_tokens"] > 0 and x["reply"] is not None for x in lines)
+    scored = subprocess.run(
+        [sys.executable, "-m", "hear2act_env.cli", "audit", "--score", str(folder), "--json",
+         str(tmp_path / "score.json")],
+        env=_env(), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert scored.returncode == 0, scored.stderr[-2000:]
+    (row,) = json.loads((tmp_path / "score.json").read_text())["models"].values()
+    assert row["clips"] == 4 and row["context"] is True
+    assert row["no_answer"] == sum(x["label"] is None for x in lines)

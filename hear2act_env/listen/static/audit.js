@@ -27,6 +27,14 @@
     }
     $("progress").textContent = `Clip ${next.labelled + 1} of ${next.total}`;
     $("clip-text").textContent = next.clip.text;
+    const lines = next.clip.context || [];
+    const list = $("context-lines");
+    list.replaceChildren(...lines.map((line) => {
+      const item = document.createElement("li");
+      item.textContent = line;
+      return item;
+    }));
+    $("clip-context").hidden = lines.length === 0;
     if (audio.getAttribute("src") !== next.clip.audio) {
       audio.setAttribute("src", next.clip.audio);
       audio.load();
