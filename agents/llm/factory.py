@@ -22,6 +22,7 @@ from hear2act_env.policy import Policy
 
 __all__ = [
     "SPEC_PREFIXES",
+    "check_backend_settings",
     "check_settings",
     "hears_audio",
     "make_backend",
@@ -216,6 +217,16 @@ def _backend_class(prefix: str) -> type:
     return Qwen2AudioBackend if prefix == "qwen2-audio" else Qwen25OmniBackend
 
 
+def check_backend_settings(
+    spec: str, settings: dict[str, Any], *, base_url: str | None = None
+) -> dict[str, Any]:
+    """``check_settings`` for a backend alone: a policy setting is a ``ConfigError`` too."""
+    misplaced = sorted(k for k in settings if k in POLICY_SETTINGS)
+    if misplaced:
+        raise ConfigError(f"{spec}: {misplaced} configure an agent, not a model backend")
+    return check_settings(spec, settings, base_url=base_url)
+
+
 def make_backend(
     spec: str,
     *,
@@ -229,10 +240,7 @@ def make_backend(
     policy setting, or an unknown one, is a ``ConfigError``); ``trust_audio`` applies to
     served specs."""
     prefix, rest = split_spec(spec)
-    misplaced = sorted(k for k in settings if k in POLICY_SETTINGS)
-    if misplaced:
-        raise ConfigError(f"{spec}: {misplaced} configure an agent, not a model backend")
-    settings = check_settings(spec, settings, base_url=base_url)
+    settings = check_backend_settings(spec, settings, base_url=base_url)
     cls = _backend_class(prefix)
     if prefix in REMOTE_PREFIXES:
         return cls(

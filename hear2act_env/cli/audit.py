@@ -126,12 +126,18 @@ def _model(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
     """``--model``'s backend and settings, checked: it takes audio, and a served one answers
     and hears (unless ``--no-probe``/``--trust-audio``)."""
     from hear2act_agents.audit_labeller import require_audio
-    from hear2act_agents.llm.factory import hears_audio, make_backend, split_spec
+    from hear2act_agents.llm.factory import (
+        check_backend_settings,
+        hears_audio,
+        make_backend,
+        split_spec,
+    )
     from hear2act_env.cli.run_config import flag_settings
 
     settings = flag_settings(args.setting or [])
     spec = args.model
     prefix, _ = split_spec(spec)
+    check_backend_settings(spec, settings, base_url=args.base_url)
     if not hears_audio(spec, settings):  # known from the spec alone: load nothing first
         require_audio(None, spec)
     backend = make_backend(spec, base_url=args.base_url, trust_audio=args.trust_audio, **settings)
