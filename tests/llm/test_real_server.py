@@ -282,3 +282,26 @@ def test_audit_model_against_transformers_serve(real_server, tmp_path):
     (row,) = json.loads((tmp_path / "score.json").read_text())["models"].values()
     assert row["clips"] == 4 and row["context"] is True
     assert row["no_answer"] == sum(x["label"] is None for x in lines)
+
+
+@pytest.mark.slow
+def test_a_run_file_against_transformers_serve_reaches_the_leaderboard(real_server, tmp_path):
+    """``eval --config run.toml`` (three runs) against the real server, then the leaderboard
+    row with pass^3 and the paired T+S column, then the manifest reruns it with only the
+    probe sent."""
+    from .test_run_file_end_to_end import check_row, leaderboard_row, write_run_file
+
+    out = tmp_path / "run"
+    agent = f"openai:{real_server.model}"
+    run = write_run_file(tmp_path / "run.toml", agent, out, base_url=f'"{real_server.base_url}"')
+    with run.open("a") as fh:
+        fh.write("max_tokens = 16\n")
+    cmd = [sys.executable, "-m", "hear2act_env.cli", "eval", "--config", str(run)]
+    done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    check_row(leaderboard_row(out / "results.jsonl", tmp_path / "board"), agent)
+    served = real_server.settled_chat_requests(quiet_s=0.3)
+    again = [sys.executable, "-m", "hear2act_env.cli", "eval", "--config", str(out)]
+    rerun = subprocess.run(again, env=_env(), capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert real_server.settled_chat_requests(quiet_s=0.3) - served == 1  # the probe only
