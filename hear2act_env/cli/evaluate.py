@@ -327,7 +327,8 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
         "--prices",
         default=None,
         metavar="TOML",
-        help="price table (US dollars per million tokens, per model) for the report's cost",
+        help="price table (US dollars per million tokens, per model) for the report's cost; "
+        'in a run file also the table itself ([prices."openai:M"] with prompt and completion)',
     )
     options.add_backend(p, "thread", 8)
     options.add_ray_address(p)
@@ -389,12 +390,15 @@ def report_results(args: argparse.Namespace) -> int:
     return 0
 
 
-def _prices(path: str | None) -> dict | None:
-    if path is None:
+def _prices(value: str | dict | None) -> dict | None:
+    """The price table of ``--prices PATH``, or a run file's ``prices`` table."""
+    if value is None:
         return None
-    from hear2act_env.evaluation.usage import load_prices
+    from hear2act_env.evaluation.usage import load_prices, parse_prices
 
-    return load_prices(path)
+    if isinstance(value, dict):
+        return parse_prices(value, "--config: prices")
+    return load_prices(value)
 
 
 def _merged_records(paths: list[str], load) -> list:  # noqa: ANN001

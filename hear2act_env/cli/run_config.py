@@ -174,6 +174,12 @@ def check(table: dict[str, Any], options: EvalOptions, source: str) -> dict[str,
         action = options.actions.get(key)
         if action is None or key == "setting":
             raise ConfigError(f"--config {source}: unknown key {key!r}; {_known(key, options)}")
+        if key == "prices" and isinstance(value, dict):  # the price table itself
+            from hear2act_env.evaluation.usage import parse_prices
+
+            parse_prices(value, f"--config {source}: prices")
+            out[key] = value
+            continue
         out[key] = _value(key, value, action, source)
     return out
 

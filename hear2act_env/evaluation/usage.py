@@ -20,11 +20,13 @@ A table applies to the agent of that name and to its two-stage variants
 from __future__ import annotations
 
 import csv
+import math
 import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.records import EpisodeRecord
@@ -36,6 +38,7 @@ __all__ = [
     "split_agent",
     "format_usage",
     "load_prices",
+    "parse_prices",
     "usage_rows",
     "write_usage_csv",
 ]
@@ -75,25 +78,42 @@ def load_prices(path: str | Path) -> dict[str, Price]:
         raise ConfigError(f"--prices: {path} is {exc}; expected a TOML file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"--prices: {path} is not valid TOML ({exc})") from None
+    return parse_prices(data, f"--prices: {path}")
+
+
+def parse_prices(data: Any, where: str) -> dict[str, Price]:
+    """The price table ``data`` (model name -> ``{prompt, completion}``, a TOML file's tables
+    or a run file's ``prices`` table); errors start with ``where`` and name the model and the
+    field."""
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{where}: expected a table of model names, each with prompt and completion prices "
+            "per million tokens"
+        )
     prices = {}
     for model, table in data.items():
         if not isinstance(table, dict):
             raise ConfigError(
-                f'--prices: {path}: {model!r} must be a table (["{model}"] with prompt and '
+                f'{where}: {model!r} must be a table (["{model}"] with prompt and '
                 "completion prices per million tokens)"
             )
         extra = sorted(set(table) - {"prompt", "completion"})
         if extra:
             raise ConfigError(
-                f"--prices: {path}: [{model!r}] has unknown fields {extra}; expected prompt "
+                f"{where}: [{model!r}] has unknown fields {extra}; expected prompt "
                 "and completion (US dollars per million tokens)"
             )
         values = []
         for field in ("prompt", "completion"):
             value = table.get(field)
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or value < 0
+            ):
                 raise ConfigError(
-                    f"--prices: {path}: [{model!r}] {field}: got {value!r}, expected a number "
+                    f"{where}: [{model!r}] {field}: got {value!r}, expected a finite number "
                     ">= 0 (US dollars per million tokens)"
                 )
             values.append(float(value))

@@ -239,3 +239,47 @@ def test_the_example_configs_resolve(capsys, tmp_path, monkeypatch, name, expect
     args = run_config.namespace(resolved, build_parser().parse_args(["eval"]).eval_options)
     agent = AgentFactory(settings_of(args), allow_clarify=not args.spoken)(args.agents[0])
     assert agent.backend.supports_audio is ("A+T" in resolved["access"])
+
+
+def test_a_run_file_may_hold_its_price_table(tmp_path, capsys, server):
+    import csv
+
+    out = tmp_path / "out"
+    text = (
+        f'agents = ["openai:scripted"]\nbase_url = "{server}"\nscenarios = {IDS[:1]!r}\n'.replace(
+            "'", '"'
+        )
+        + 'realizations = ["prosody"]\naccess = ["T"]\nno_plots = true\n'
+        + f'out = "{out}"\n'
+        + '[prices."openai:scripted"]\nprompt = 1.5\ncompletion = 2\n'
+    )
+    path = _file(tmp_path, text)
+    printed = _printed(capsys, "--config", path)
+    assert 'prices = { "openai:scripted" = { completion = 2, prompt = 1.5 } }' in printed
+    again = _file(tmp_path, printed, "printed.toml")  # --print-config round-trips it
+    assert _printed(capsys, "--config", again) == printed
+    assert main(["eval", "--config", path]) == 0
+    (row,) = csv.DictReader((out / "usage.csv").open())
+    tokens = (int(row["prompt_tokens"]), int(row["completion_tokens"]))
+    assert tokens[0] > 0 and float(row["cost_usd"]) == pytest.approx(
+        (1.5 * tokens[0] + 2 * tokens[1]) / 1e6
+    )
+    # the manifest keeps the table, so a rerun from it prices the same
+    stored = json.loads((out / "results.manifest.json").read_text())["run"]
+    assert stored["prices"] == {"openai:scripted": {"prompt": 1.5, "completion": 2}}
+    # --prices PATH on the command line replaces the file's table
+    assert _resolved("--config", path, "--prices", "other.toml")["prices"] == "other.toml"
+
+
+@pytest.mark.parametrize(
+    ("table", "words"),
+    [
+        ('[prices."m"]\nprompt = -1\ncompletion = 1\n', ["prices", "'m'", "prompt", "-1"]),
+        ('[prices."m"]\nprompt = nan\ncompletion = 1\n', ["prices", "prompt", "finite"]),
+        ('[prices."m"]\nprompt = 1\ncompletion = 1\ncurrency = "EUR"\n', ["unknown fields"]),
+        ("[prices]\nm = 3\n", ["'m' must be a table"]),
+    ],
+)
+def test_a_bad_price_table_in_a_run_file_is_named(tmp_path, capsys, table, words):
+    err = _error(capsys, "--config", _file(tmp_path, 'agents = ["eager"]\n' + table))
+    assert all(w in err for w in words), err
