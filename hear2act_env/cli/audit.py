@@ -204,7 +204,9 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="the audit folder to make (first time) or reopen, then serve",
     )
     where.add_argument(
-        "--score", metavar="AUDIT_DIR", help="score the labels saved in this audit folder"
+        "--score",
+        metavar="AUDIT_DIR",
+        help="score the labels people and models saved in this audit folder",
     )
     p.add_argument(
         "--clips",
@@ -254,7 +256,8 @@ def add(sub: argparse._SubParsersAction) -> None:
         action="append",
         metavar="KEY=JSON",
         help="with --model: a backend setting (send_audio=true, temperature=0, max_tokens=16, "
-        "device=cuda); repeatable. Other settings make another model row",
+        "device=cuda); repeatable. Settings that change answers make another model row "
+        "(timeouts, retries, concurrency and device do not)",
     )
     p.add_argument(
         "--no-probe",
