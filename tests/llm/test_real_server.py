@@ -305,3 +305,32 @@ def test_a_run_file_against_transformers_serve_reaches_the_leaderboard(real_serv
     rerun = subprocess.run(again, env=_env(), capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert real_server.settled_chat_requests(quiet_s=0.3) - served == 1  # the probe only
+
+
+@pytest.mark.slow
+def test_litellm_against_transformers_serve_equals_openai(real_server, tmp_path):
+    """``litellm:openai/MODEL`` through LiteLLM's OpenAI-compatible route to the real server:
+    every episode finishes, one request per logged call (and the probe), token counts from
+    the server, and greedy decoding gives the same episodes and tokens as ``openai:MODEL``."""
+    pytest.importorskip("litellm")
+    runs = {}
+    for agent in (f"openai:{real_server.model}", f"litellm:openai/{real_server.model}"):
+        out = tmp_path / agent.split(":")[0]
+        cmd = _eval_cmd(real_server, out)
+        cmd[cmd.index("--agents") + 1] = agent
+        cmd[cmd.index("--workers") + 1] = "1"
+        cmd[cmd.index("--access") + 1 : cmd.index("--realizations")] = ["T"]
+        served = real_server.settled_chat_requests(quiet_s=0.3)
+        done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        records = load_records(out / "results.jsonl")
+        assert len(records) == len(IDS) and all(r.error is None for r in records)
+        calls = sum(r.agent_stats["calls"] for r in records)
+        assert real_server.settled_chat_requests(quiet_s=0.3) - served == 1 + calls
+        assert all(r.agent_stats["prompt_tokens"] > 0 for r in records)
+        runs[agent.split(":")[0]] = {
+            r.key.scenario: (r.steps, r.agent_stats["calls"], r.agent_stats["prompt_tokens"],
+                             r.agent_stats["completion_tokens"], r.success)
+            for r in records
+        }  # fmt: skip
+    assert runs["litellm"] == runs["openai"]
