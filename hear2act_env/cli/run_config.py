@@ -118,27 +118,9 @@ def load_file(path: str) -> dict[str, Any]:
 
 
 def _toml(path: Path) -> dict[str, Any]:
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        try:
-            import tomli as tomllib  # type: ignore[no-redef]
-        except ImportError:
-            raise ConfigError(
-                "--config: reading TOML needs Python 3.11+ (or the tomli package); a "
-                "results.manifest.json is read without it"
-            ) from None
-    from hear2act_env.boundedio import UnreadableFile, read_regular
+    from hear2act_env.tomlfile import read_toml
 
-    try:
-        text = read_regular(path, MAX_TOML_BYTES).decode("utf-8")
-        return tomllib.loads(text)
-    except UnreadableFile as exc:
-        raise ConfigError(f"--config: {path} is {exc}; expected a TOML file") from None
-    except OSError as exc:
-        raise ConfigError(f"--config: cannot read {path} ({exc.strerror or exc})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"--config: {path} is not valid TOML ({exc})") from None
+    return read_toml(path, "--config", MAX_TOML_BYTES)
 
 
 def _manifest_run(path: Path) -> dict[str, Any]:

@@ -55,29 +55,16 @@ class Price:
         return (prompt_tokens * self.prompt + completion_tokens * self.completion) / 1e6
 
 
+#: The largest price file read.
+MAX_PRICE_BYTES = 16 * 1024 * 1024
+
+
 def load_prices(path: str | Path) -> dict[str, Price]:
     """The price table of a TOML file (see the module docstring); errors name the file, the
     table and the field."""
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        try:
-            import tomli as tomllib  # type: ignore[no-redef]
-        except ImportError:
-            raise ConfigError(
-                "--prices: reading TOML needs Python 3.11+ (or the tomli package)"
-            ) from None
-    from hear2act_env.boundedio import UnreadableFile, read_regular
+    from hear2act_env.tomlfile import read_toml
 
-    path = Path(path)
-    try:
-        data = tomllib.loads(read_regular(path, 16 * 1024 * 1024).decode("utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"--prices: cannot read {path} ({type(exc).__name__})") from None
-    except UnreadableFile as exc:
-        raise ConfigError(f"--prices: {path} is {exc}; expected a TOML file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"--prices: {path} is not valid TOML ({exc})") from None
+    data = read_toml(path, "--prices", MAX_PRICE_BYTES)
     return parse_prices(data, f"--prices: {path}")
 
 

@@ -28,7 +28,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -138,7 +138,7 @@ class PairScore:
     n: int
     agreement: Estimate
     kappa: Estimate
-    kind: str = "people"  # or "model-person"
+    kind: Literal["people", "model-person"] = "people"
 
 
 @dataclass
@@ -168,16 +168,16 @@ class AuditScore:
             "clips": self.clips,
             "labelled_clips": self.labelled,
             "interval": {"level": LEVEL, "resamples": self.resamples, "over": "clips"},
-            "human": {k: _est(v) for k, v in self.human.items()},
-            "model": {k: _est(v) for k, v in self.model.items()},
+            "human": {k: _json(v) for k, v in self.human.items()},
+            "model": {k: _json(v) for k, v in self.model.items()},
             "annotators": {
                 a.name: {
                     "clips": a.n,
-                    "resolved": _est(a.resolved),
-                    "unresolved": _est(a.unresolved),
-                    "overall": _est(a.overall),
-                    "agreement_model": _est(a.agreement_model),
-                    "kappa_model": _est(a.kappa_model),
+                    "resolved": _json(a.resolved),
+                    "unresolved": _json(a.unresolved),
+                    "overall": _json(a.overall),
+                    "agreement_model": _json(a.agreement_model),
+                    "kappa_model": _json(a.kappa_model),
                 }
                 for a in self.annotators
             },
@@ -188,13 +188,13 @@ class AuditScore:
                     "context": m.context,
                     "clips": m.n,
                     "no_answer": m.no_answer,
-                    "resolved": _est(m.resolved),
-                    "unresolved": _est(m.unresolved),
-                    "overall": _est(m.overall),
-                    "agreement_people": _est(m.agreement_people),
-                    "kappa_people": _est(m.kappa_people),
-                    "agreement_reference": _est(m.agreement_reference),
-                    "kappa_reference": _est(m.kappa_reference),
+                    "resolved": _json(m.resolved),
+                    "unresolved": _json(m.unresolved),
+                    "overall": _json(m.overall),
+                    "agreement_people": _json(m.agreement_people),
+                    "kappa_people": _json(m.kappa_people),
+                    "agreement_reference": _json(m.agreement_reference),
+                    "kappa_reference": _json(m.kappa_reference),
                 }
                 for m in self.models
             },
@@ -204,8 +204,8 @@ class AuditScore:
                     "b": p.b,
                     "kind": p.kind,
                     "clips": p.n,
-                    "agreement": _est(p.agreement),
-                    "kappa": _est(p.kappa),
+                    "agreement": _json(p.agreement),
+                    "kappa": _json(p.kappa),
                 }
                 for p in self.pairs
             ],
@@ -308,7 +308,7 @@ def _fmt(e: Estimate | None) -> str:
     return f"{e.value:.2f} [{e.low:.2f}, {e.high:.2f}]"
 
 
-def _est(e: Estimate | None) -> dict[str, Any] | None:
+def _json(e: Estimate | None) -> dict[str, Any] | None:
     if e is None:
         return None
     clean = lambda v: v if math.isfinite(v) else None  # noqa: E731
@@ -317,6 +317,34 @@ def _est(e: Estimate | None) -> dict[str, Any] | None:
 
 def _code(label: str | None) -> int:
     return RESOLVED if label == LABELS[0] else UNRESOLVED if label == LABELS[1] else NO_ANSWER
+
+
+class _Weights:
+    """The clip weights of the point estimate (row 0) and of every bootstrap resample, and the
+    figures computed with them (one row per weighting)."""
+
+    def __init__(self, n: int, resamples: int, seed: int) -> None:
+        counts = np.zeros((resamples, n))
+        rows = np.repeat(np.arange(resamples), n)
+        np.add.at(counts, (rows, draws(n, resamples, seed).ravel()), 1.0)
+        self.w = np.vstack([np.ones((1, n)), counts])
+
+    def rate(self, mask: np.ndarray, hit: np.ndarray) -> np.ndarray:
+        return _rate(self.w * mask, hit)
+
+    def kappa(self, mask: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return _kappa_rows(self.w * mask, x, y)
+
+
+def _est(row: np.ndarray, mask: np.ndarray) -> Estimate:
+    """The estimate of one figure's rows (point, then resamples) on the clips of ``mask``."""
+    return estimate(float(row[0]), row[1:], int(mask.sum()))
+
+
+def _mean_est(rows: list[np.ndarray], mask: np.ndarray) -> Estimate | None:
+    """The mean of several raters' figures (None when there are none)."""
+    mean = _mean_rows(rows)
+    return None if mean is None else _est(mean, mask)
 
 
 def score_audit(folder: Path | str, resamples: int = N_RESAMPLES, seed: int = 0) -> AuditScore:
@@ -348,19 +376,7 @@ def score_audit(folder: Path | str, resamples: int = N_RESAMPLES, seed: int = 0)
     said = np.array([[_code(people[a].get(c.id)) for c in union] for a in names]).reshape(
         len(names), n
     )
-    counts = np.zeros((resamples, n))
-    np.add.at(counts, (np.repeat(np.arange(resamples), n), draws(n, resamples, seed).ravel()), 1.0)
-    weights = np.vstack([np.ones((1, n)), counts])  # row 0: the point estimate
-
-    def est(row: np.ndarray | None, mask: np.ndarray) -> Estimate | None:
-        return None if row is None else estimate(float(row[0]), row[1:], int(mask.sum()))
-
-    def rate(mask: np.ndarray, hit: np.ndarray) -> np.ndarray:
-        return _rate(weights * mask, hit)
-
-    def kappa(mask: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return _kappa_rows(weights * mask, x, y)
-
+    weights = _Weights(n, resamples, seed)
     classes = {
         "resolved": truth == RESOLVED,
         "unresolved": truth == UNRESOLVED,
@@ -371,14 +387,13 @@ def score_audit(folder: Path | str, resamples: int = N_RESAMPLES, seed: int = 0)
     }
     scores = []
     for i, name in enumerate(names):
-        got: dict[str, Any] = {}
         for k, in_class in classes.items():
-            rows[k].append(rate(has[i] & in_class, said[i] == truth))
-            got[k] = est(rows[k][-1], has[i] & in_class)
-        rows["agreement_model"].append(rate(has[i], said[i] == ref))
-        rows["kappa_model"].append(kappa(has[i], said[i], ref))
-        got["agreement_model"] = est(rows["agreement_model"][-1], has[i])
-        got["kappa_model"] = est(rows["kappa_model"][-1], has[i])
+            rows[k].append(weights.rate(has[i] & in_class, said[i] == truth))
+        rows["agreement_model"].append(weights.rate(has[i], said[i] == ref))
+        rows["kappa_model"].append(weights.kappa(has[i], said[i], ref))
+        got = {k: _est(rows[k][-1], has[i] & c) for k, c in classes.items()}
+        got["agreement_model"] = _est(rows["agreement_model"][-1], has[i])
+        got["kappa_model"] = _est(rows["kappa_model"][-1], has[i])
         scores.append(AnnotatorScore(name, int(has[i].sum()), **got))
     pairs, pair_agreements, pair_kappas = [], [], []
     for i in range(len(names)):
@@ -386,22 +401,22 @@ def score_audit(folder: Path | str, resamples: int = N_RESAMPLES, seed: int = 0)
             both = has[i] & has[j]
             if not both.any():
                 continue
-            pair_agreements.append(rate(both, said[i] == said[j]))
-            pair_kappas.append(kappa(both, said[i], said[j]))
+            pair_agreements.append(weights.rate(both, said[i] == said[j]))
+            pair_kappas.append(weights.kappa(both, said[i], said[j]))
             pairs.append(
                 PairScore(
                     names[i],
                     names[j],
                     int(both.sum()),
-                    est(pair_agreements[-1], both),  # type: ignore[arg-type]
-                    est(pair_kappas[-1], both),  # type: ignore[arg-type]
+                    _est(pair_agreements[-1], both),
+                    _est(pair_kappas[-1], both),
                 )
             )
     by_person = has.any(axis=0) if names else np.zeros(n, bool)
-    human = {k: est(_mean_rows(v), by_person) for k, v in rows.items()}
-    human["agreement_annotators"] = est(_mean_rows(pair_agreements), by_person)
-    human["kappa_annotators"] = est(_mean_rows(pair_kappas), by_person)
-    model = {k: est(rate(c, ref == truth), c) for k, c in classes.items()}
+    human = {k: _mean_est(v, by_person) for k, v in rows.items()}
+    human["agreement_annotators"] = _mean_est(pair_agreements, by_person)
+    human["kappa_annotators"] = _mean_est(pair_kappas, by_person)
+    model = {k: _est(weights.rate(c, ref == truth), c) for k, c in classes.items()}
     models = []
     for run, labels in runs:
         mine = np.array([c.id in labels for c in union])
@@ -411,20 +426,20 @@ def score_audit(folder: Path | str, resamples: int = N_RESAMPLES, seed: int = 0)
             both = mine & has[i]
             if not both.any():
                 continue
-            agree.append(rate(both, code == said[i]))
-            kap.append(kappa(both, code, said[i]))
+            agree.append(weights.rate(both, code == said[i]))
+            kap.append(weights.kappa(both, code, said[i]))
             pairs.append(
                 PairScore(
                     run.name,
                     name,
                     int(both.sum()),
-                    est(agree[-1], both),
-                    est(kap[-1], both),
+                    _est(agree[-1], both),
+                    _est(kap[-1], both),
                     "model-person",
-                )  # type: ignore[arg-type]
+                )
             )
         shared = mine & by_person
-        acc = {k: est(rate(mine & c, code == truth), mine & c) for k, c in classes.items()}
+        acc = {k: _est(weights.rate(mine & c, code == truth), mine & c) for k, c in classes.items()}
         models.append(
             ModelScore(
                 run.name,
@@ -433,13 +448,13 @@ def score_audit(folder: Path | str, resamples: int = N_RESAMPLES, seed: int = 0)
                 run.context,
                 int(mine.sum()),
                 int((code[mine] == NO_ANSWER).sum()),
-                acc["resolved"],  # type: ignore[arg-type]
-                acc["unresolved"],  # type: ignore[arg-type]
-                acc["overall"],  # type: ignore[arg-type]
-                est(_mean_rows(agree), shared),
-                est(_mean_rows(kap), shared),
-                est(rate(mine, code == ref), mine),  # type: ignore[arg-type]
-                est(kappa(mine, code, ref), mine),  # type: ignore[arg-type]
+                acc["resolved"],
+                acc["unresolved"],
+                acc["overall"],
+                _mean_est(agree, shared),
+                _mean_est(kap, shared),
+                _est(weights.rate(mine, code == ref), mine),
+                _est(weights.kappa(mine, code, ref), mine),
             )
         )
     return AuditScore(
@@ -452,7 +467,7 @@ def score_audit(folder: Path | str, resamples: int = N_RESAMPLES, seed: int = 0)
         scores,
         pairs,
         human,
-        model,  # type: ignore[arg-type]
+        model,
         resamples,
         models,
     )
