@@ -2,15 +2,17 @@
 
 ``redact`` replaces what looks like a key, a token or an Authorization header (and a given
 secret) by ``[redacted]``; ``redact_url`` drops a URL's ``user:password@`` and the values of
-query parameters that carry credentials.
+query parameters that carry credentials; ``redact_value`` applies them to every text of a
+JSON-like value (settings, a run's configuration).
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = ["redact", "redact_url"]
+__all__ = ["redact", "redact_url", "redact_value"]
 
 _SECRET_PATTERNS = (
     re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(bearer\s+)?[^\s\"',}]+"),
@@ -50,3 +52,15 @@ def redact_url(url: str) -> str:
         safe="[]",
     )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def redact_value(value: Any) -> Any:
+    """``value`` with every text redacted (a URL by ``redact_url``, any other by ``redact``),
+    inside tables and lists too (tuples become lists); other values unchanged."""
+    if isinstance(value, str):
+        return redact_url(value) if "://" in value else redact(value)
+    if isinstance(value, dict):
+        return {str(k): redact_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_value(v) for v in value]
+    return value

@@ -49,7 +49,7 @@ from hear2act_env.evaluation.records import (
 from hear2act_env.evaluation.rollout import play, wrap_for
 from hear2act_env.policy import Policy, agent_log, agent_stats, check_policy
 from hear2act_env.protocol.engine import REALIZATIONS
-from hear2act_env.redaction import redact, redact_url
+from hear2act_env.redaction import redact_value
 from hear2act_env.versions import installed_versions
 
 Backend = Literal["serial", "thread", "process", "ray"]
@@ -252,7 +252,7 @@ def manifest(config: GridConfig, run: dict[str, Any] | None = None) -> dict[str,
         ("gymnasium", "numpy", "torch", "transformers", "stable-baselines3", "ray")
     )
     data = config.to_dict()
-    data["agent_options"] = {k: _safe(v) for k, v in data["agent_options"].items()}
+    data["agent_options"] = redact_value(data["agent_options"])
     out = {
         "config": data,
         "hear2act_env": __version__,
@@ -263,13 +263,7 @@ def manifest(config: GridConfig, run: dict[str, Any] | None = None) -> dict[str,
         "versions": versions,
     }
     if run is not None:
-
-        def safe(value: Any) -> Any:  # every text, also inside lists and tables
-            if isinstance(value, dict):
-                return {k: safe(v) for k, v in value.items()}
-            return [safe(v) for v in value] if isinstance(value, list) else _safe(value)
-
-        out["run"] = safe(run)
+        out["run"] = redact_value(run)
     return out
 
 
@@ -376,13 +370,6 @@ def _normalized(config: dict[str, Any]) -> dict[str, Any]:
     data = GridConfig.from_dict(config).to_dict()
     data["agent_options"] = config.get("agent_options", {})
     return data
-
-
-def _safe(value: Any) -> Any:
-    """A setting as the manifest may store it: no credentials in URLs or texts."""
-    if isinstance(value, str):
-        return redact_url(value) if "://" in value else redact(value)
-    return value
 
 
 def _chunks(keys: Sequence[EpisodeKey], size: int) -> Iterator[list[EpisodeKey]]:

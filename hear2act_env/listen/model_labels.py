@@ -29,7 +29,7 @@ from hear2act_env.atomic import atomic_write
 from hear2act_env.errors import ConfigError
 from hear2act_env.listen.clips import read_file_under
 from hear2act_env.listen.perception_audit import LABELS, Audit, LabelStore, read_labels
-from hear2act_env.redaction import redact, redact_url
+from hear2act_env.redaction import redact_value
 
 __all__ = [
     "ANSWERS",
@@ -48,20 +48,9 @@ MAX_META_FILE = 1024 * 1024
 _SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,56}-[0-9a-f]{8}")
 
 
-def _safe(value: Any) -> Any:
-    """``value`` with credentials taken out of every text (dicts and lists recursively)."""
-    if isinstance(value, str):
-        return redact_url(value) if "://" in value else redact(value)
-    if isinstance(value, dict):
-        return {str(k): _safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_safe(v) for v in value]
-    return value
-
-
 def model_slug(spec: str, settings: dict[str, Any]) -> str:
     """The file name (without suffix) of ``spec`` with ``settings`` in ``models/``."""
-    text = json.dumps([spec, _safe(settings)], sort_keys=True, default=str)
+    text = json.dumps([spec, redact_value(settings)], sort_keys=True, default=str)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", spec).strip("-._")[:48] or "model"
     return f"{stem}-{digest}"
@@ -140,7 +129,7 @@ def open_model_store(
     run = ModelRun(
         slug,
         spec,
-        _safe(dict(settings)),
+        redact_value(dict(settings)),
         audit.context,
         instructions,
         time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
