@@ -127,6 +127,7 @@ def _model(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
     and hears (unless ``--no-probe``/``--trust-audio``)."""
     from hear2act_agents.audit_labeller import require_audio
     from hear2act_agents.llm.factory import (
+        REMOTE_PREFIXES,
         check_backend_settings,
         hears_audio,
         make_backend,
@@ -142,11 +143,8 @@ def _model(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
         require_audio(None, spec)
     backend = make_backend(spec, base_url=args.base_url, trust_audio=args.trust_audio, **settings)
     require_audio(backend, spec)
-    if prefix in ("openai", "litellm"):
-        if not args.no_probe:
-            backend.probe()  # a server that is down, or does not hear, stops it here
-        elif not args.trust_audio:
-            backend.probe_hearing()
+    if prefix in REMOTE_PREFIXES:  # a server that is down, or does not hear, stops it here
+        backend.check_before_run(probe=not args.no_probe)
     return backend, settings
 
 

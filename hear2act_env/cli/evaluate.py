@@ -249,18 +249,14 @@ def _fail_fast(
     setting would otherwise be recorded as an error in every episode). ``openai:`` agents are
     built once, and with ``probe`` send one tiny request: a server that is down, refuses the key
     or does not know the model stops the run here."""
-    from hear2act_agents.llm.factory import check_settings
+    from hear2act_agents.llm.factory import REMOTE_PREFIXES, check_settings
 
     for spec, kind in kinds.items():
         if kind.takes_settings:
             model_settings = {k: v for k, v in settings.items() if k not in _CLI_ONLY}
             check_settings(spec, model_settings, base_url=settings.get("base_url"))
-            if spec.partition(":")[0] in ("openai", "litellm"):  # served: probe the server
-                agent = factory(spec)
-                if probe:
-                    agent.backend.probe()  # also checks that a send_audio server hears
-                elif agent.backend.supports_audio and not agent.backend.trust_audio:
-                    agent.backend.probe_hearing()  # --no-probe does not skip this one
+            if spec.partition(":")[0] in REMOTE_PREFIXES:  # served: probe the server
+                factory(spec).backend.check_before_run(probe)
 
 
 def add_eval(sub: argparse._SubParsersAction) -> None:

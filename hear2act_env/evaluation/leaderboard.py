@@ -34,7 +34,7 @@ from hear2act_env.evaluation import metrics as M
 from hear2act_env.evaluation.passk import pass_k, runs_of
 from hear2act_env.evaluation.records import EpisodeRecord
 from hear2act_env.evaluation.stats import Estimate, bootstrap, paired_difference, paired_keys
-from hear2act_env.evaluation.usage import Price, split_agent, usage_rows
+from hear2act_env.evaluation.usage import Price, UsageRow, split_agent, usage_rows
 
 __all__ = [
     "COLUMNS",
@@ -95,7 +95,6 @@ class LeaderRow:
     format_error_rate: float | None  # percent of turns
     truncated_rate: float | None  # percent of turns
     errored: int
-    tokens: int
     cost: float | None
     #: K, the most runs per scenario of any model under T (the same on every row of a board),
     #: and this model's pass^K under T (None where K is 1 or no scenario has K finished runs).
@@ -109,6 +108,11 @@ class LeaderRow:
     turns: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+    @property
+    def tokens(self) -> int:
+        """Prompt and completion tokens together."""
+        return self.prompt_tokens + self.completion_tokens
 
     def cells(self) -> list[str]:
         """The Markdown cells, in ``leaderboard_columns`` order."""
@@ -166,7 +170,7 @@ def _row(
     model: str,
     realization: str,
     here: list[EpisodeRecord],
-    usage: list,
+    usage: list[UsageRow],
     prices: dict[str, Price],
     runs: int,
 ) -> LeaderRow:
@@ -209,7 +213,6 @@ def _row(
         100 * sum(u.format_errors for u in own) / turns if turns else None,
         100 * sum(u.truncated for u in own) / turns if turns else None,
         sum(r.error is not None for r in mine),
-        prompt + completion,
         sum(c for c in costs if c is not None) if own and None not in costs else None,
         runs=runs,
         pass_k_t=pass_k_t,

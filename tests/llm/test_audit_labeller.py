@@ -135,8 +135,9 @@ def test_a_model_that_cannot_hear_is_refused_before_any_label(audit_dir, server)
         audit_cli.run(
             parse("--out", str(audit_dir), "--model", "openai:labeller", "--base-url", server)
         )
-    with pytest.raises(ConfigError, match="hear"):  # a server that drops the audio
-        audit_cli.run(model_args(audit_dir, server, "deaf"))
+    for extra in ((), ("--no-probe",)):  # a server that drops the audio, probe or not
+        with pytest.raises(ConfigError, match="hear"):
+            audit_cli.run(model_args(audit_dir, server, "deaf", *extra))
     with pytest.raises(ConfigError, match="404|does not exist|not found"):
         audit_cli.run(model_args(audit_dir, server, "no-such-model"))
     assert not (audit_dir / "models").exists() or not any((audit_dir / "models").iterdir())

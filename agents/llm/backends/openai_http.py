@@ -479,6 +479,15 @@ class OpenAIChatBackend(CallTracking):
         ``--trust-audio``, which skips the check)."""
         self._check_hearing(self._probe_plain())
 
+    def check_before_run(self, probe: bool = True) -> None:
+        """What a command does before its first call: ``probe`` (with the hearing check when
+        the backend sends audio), or, without ``probe`` (``--no-probe``), the hearing check
+        alone unless ``trust_audio`` (``--trust-audio``) skips it."""
+        if probe:
+            self.probe()
+        elif self.supports_audio and not self.trust_audio:
+            self.probe_hearing()
+
     def close(self) -> None:
         """Nothing to release: the HTTP clients are shared by the process (``client_pool``)."""
 
