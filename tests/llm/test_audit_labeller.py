@@ -123,6 +123,32 @@ def test_an_outage_stops_the_run_keeps_the_labels_and_resumes(audit_dir, server,
     assert all(v is not None for v in labels.values())  # an outage is never a wrong answer
 
 
+def test_a_torn_last_line_from_a_killed_run_is_cut_and_its_clip_labelled_again(audit_dir, server):
+    """kill -9 in the middle of writing a label leaves a torn last line: the rerun cuts it and
+    labels that clip again, every other clip once."""
+    with pytest.raises(InfrastructureError):
+        audit_cli.run(model_args(audit_dir, server, "labeller-down-after-3"))
+    (path,) = (audit_dir / "models").glob("*.jsonl")
+    whole = path.read_bytes()
+    path.write_bytes(whole[: whole.rstrip(b"\n").rfind(b"\n") + 1] + b'{"clip": "ab')
+    from .conftest import server_reset
+
+    server_reset(server)  # the same model again: 2 labels kept, the torn third redone
+    with pytest.raises(InfrastructureError, match="5 of 10 labels are saved"):
+        audit_cli.run(model_args(audit_dir, server, "labeller-down-after-3"))
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    assert len(lines) == 5 and len({x["clip"] for x in lines}) == 5
+    assert [x["clip"] for x in lines] == sorted(x["clip"] for x in lines)  # in id order
+
+
+def test_a_folder_served_to_people_is_not_labelled_by_a_model_meanwhile(audit_dir, server):
+    """Two commands on one folder: the model run waits for no one, it is refused by name."""
+    with pa.serving_lock(audit_dir):
+        with pytest.raises(ConfigError, match="served by another hear2act audit"):
+            audit_cli.run(model_args(audit_dir, server, "labeller"))
+    assert not (audit_dir / "models").exists()
+
+
 def test_replies_without_a_label_count_against_the_model(audit_dir, server, capsys):
     assert audit_cli.run(model_args(audit_dir, server, "labeller-mute")) == 0
     assert "(10 without a usable answer)" in capsys.readouterr().out
