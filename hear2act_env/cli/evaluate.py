@@ -267,7 +267,8 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="read the run from FILE: TOML whose keys are the flags' names with underscores "
         "(scenario_file, no_probe; --setting as a [settings] table), or a run's "
-        "results.manifest.json (or its folder) to run it again; flags given here override it",
+        "results.manifest.json (or its folder) to run it again there (a server, Ray cluster or "
+        "trust_remote_code it used must be given again); flags given here override it",
     )
     p.add_argument(
         "--print-config",

@@ -13,7 +13,11 @@ them no defaults (``SUPPRESS``); ``EvalOptions`` keeps the real ones.
 
 A file is data: TOML (bounded read, never executed), or a manifest written by ``eval``
 (``results.manifest.json``, or the folder holding it), whose ``"run"`` object is the resolved
-configuration of the run that wrote it. ``to_toml`` writes a resolved configuration as TOML
+configuration of the run that wrote it. A manifest may come from someone else, so it does not
+choose where the run writes (``out`` is the manifest's folder, its ``response_cache`` is not
+used), which server or Ray cluster it talks to (``base_url``, ``ray_address``) or whether a
+model's own code runs (``trust_remote_code``, an RL agent's pickled model): those the command
+line gives again. ``to_toml`` writes a resolved configuration as TOML
 that reads back to the same configuration.
 """
 
@@ -37,6 +41,15 @@ MAX_TOML_BYTES = 1 << 20
 FILE_FLAGS = ("config", "print_config")
 #: The manifest a results folder holds (``--config DIR`` reads it).
 MANIFEST_NAME = "results.manifest.json"
+#: Keys of a manifest's run that the command line has to give again (where the prompts and the
+#: API key go, where jobs run); ``out`` is the manifest's folder and ``response_cache`` is not
+#: taken from it (see ``_from_manifest``).
+MANIFEST_ASKS = ("base_url", "ray_address")
+#: Settings of a manifest's run that the command line has to give again (code execution).
+MANIFEST_ASKS_SETTINGS = ("trust_remote_code",)
+#: Agent kinds whose model file is unpickled when loaded (stable-baselines3 zips): a manifest's
+#: ``agents`` naming one has to be given again on the command line.
+PICKLED_KINDS = ("ppo", "maskable-ppo")
 
 
 @dataclass(frozen=True)
@@ -74,13 +87,17 @@ def resolve(given: argparse.Namespace, options: EvalOptions) -> tuple[dict[str, 
     source = getattr(given, "config", None)
     resolved = {k: v for k, v in options.defaults.items() if k != "setting"}
     settings: dict[str, Any] = {}
+    typed = flag_settings(explicit.get("setting") or [])
     if source is not None:
         table = load_file(source)
-        file_settings = table.pop("settings", {})
+        file_settings = check_settings(table.pop("settings", {}), source)
+        manifest = manifest_path(source)
+        if manifest is not None:
+            _from_manifest(table, file_settings, explicit, typed, manifest, source)
         resolved.update(check(table, options, source))
-        settings.update(check_settings(file_settings, source))
+        settings.update(file_settings)
     resolved.update({k: v for k, v in explicit.items() if k != "setting"})
-    settings.update(flag_settings(explicit.get("setting") or []))
+    settings.update(typed)
     resolved["settings"] = dict(sorted(settings.items()))
     if not resolved.get("agents"):
         options.parser.error(f"the following arguments are required: {options.flag('agents')}")
@@ -106,15 +123,62 @@ def flag_settings(items: list[str]) -> dict[str, str]:
 
 
 # -- reading ---------------------------------------------------------------------------------
-def load_file(path: str) -> dict[str, Any]:
-    """The table of a run file: TOML, or a manifest's ``"run"`` object (a ``.json`` file, or a
-    results folder holding ``results.manifest.json``)."""
+def manifest_path(path: str) -> Path | None:
+    """The manifest ``--config PATH`` names (a ``.json`` file, or a results folder holding
+    ``results.manifest.json``), or None for a TOML run file."""
     where = Path(path)
     if where.is_dir():
         where = where / MANIFEST_NAME
-    if where.suffix.lower() == ".json":
-        return _manifest_run(where)
-    return _toml(where)
+    return where if where.suffix.lower() == ".json" else None
+
+
+def load_file(path: str) -> dict[str, Any]:
+    """The table of a run file: TOML, or a manifest's ``"run"`` object (a ``.json`` file, or a
+    results folder holding ``results.manifest.json``)."""
+    manifest = manifest_path(path)
+    return _toml(Path(path)) if manifest is None else _manifest_run(manifest)
+
+
+def _from_manifest(
+    table: dict[str, Any],
+    settings: dict[str, Any],
+    explicit: dict[str, Any],
+    typed: dict[str, str],
+    manifest: Path,
+    source: str,
+) -> None:
+    """Apply ``MANIFEST_*`` to a manifest's run (``table`` and its ``settings``, in place): a
+    results folder may come from someone else, so its data never chooses where ``eval`` writes,
+    which server or cluster gets the prompts (and the API key), or whether a model's own code
+    runs. ``out`` becomes the manifest's folder, ``response_cache`` is dropped, and a server,
+    a cluster, ``trust_remote_code`` or an RL model (``PICKLED_KINDS``) the run used is a
+    ``ConfigError`` until the command line gives it again."""
+    table["out"] = str(manifest.parent)
+    table.pop("response_cache", None)
+    for key in MANIFEST_ASKS:
+        value = table.pop(key, None)
+        if value is not None and key not in explicit:
+            flag = "--" + key.replace("_", "-")
+            raise ConfigError(
+                f"--config {source}: the run used {flag} {value}; a manifest does not choose "
+                f"where the run connects (a results folder may come from someone else): give "
+                f"{flag} on the command line"
+            )
+    pickled = [a for a in table.get("agents") or [] if str(a).partition(":")[0] in PICKLED_KINDS]
+    if pickled and "agents" not in explicit:
+        raise ConfigError(
+            f"--config {source}: the run's agents include {pickled[0]}; loading that model "
+            "unpickles code from its file, so a manifest does not choose it: give --agents on "
+            "the command line"
+        )
+    for key in MANIFEST_ASKS_SETTINGS:
+        value = settings.pop(key, None)
+        if value not in (None, False) and key not in typed:
+            raise ConfigError(
+                f"--config {source}: the run used --setting {key}={json.dumps(value)}; a "
+                "manifest does not turn it on (it runs code from the model's folder): give it "
+                "on the command line"
+            )
 
 
 def _toml(path: Path) -> dict[str, Any]:

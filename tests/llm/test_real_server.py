@@ -287,8 +287,8 @@ def test_audit_model_against_transformers_serve(real_server, tmp_path):
 @pytest.mark.slow
 def test_a_run_file_against_transformers_serve_reaches_the_leaderboard(real_server, tmp_path):
     """``eval --config run.toml`` (three runs) against the real server, then the leaderboard
-    row with pass^3 and the paired T+S column, then the manifest reruns it with only the
-    probe sent."""
+    row with pass^3 and the paired T+S column, then the manifest reruns it (given the server
+    again) with only the probe sent."""
     from .test_run_file_end_to_end import check_row, leaderboard_row, write_run_file
 
     out = tmp_path / "run"
@@ -302,6 +302,9 @@ def test_a_run_file_against_transformers_serve_reaches_the_leaderboard(real_serv
     check_row(leaderboard_row(out / "results.jsonl", tmp_path / "board"), agent)
     served = real_server.settled_chat_requests(quiet_s=0.3)
     again = [sys.executable, "-m", "hear2act_env.cli", "eval", "--config", str(out)]
+    refused = subprocess.run(again, env=_env(), capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and "give --base-url on the command line" in refused.stderr
+    again += ["--base-url", real_server.base_url]  # a manifest does not choose the server
     rerun = subprocess.run(again, env=_env(), capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert real_server.settled_chat_requests(quiet_s=0.3) - served == 1  # the probe only

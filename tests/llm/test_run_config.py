@@ -181,6 +181,69 @@ def test_a_run_is_rerun_from_its_manifest(tmp_path, capsys):
     assert json.loads(man_path.read_text()) == stored
 
 
+def _manifest_from(tmp_path: Path, folder: str, **run) -> str:
+    """A results folder holding a manifest whose run is ``run`` (as someone may send one)."""
+    where = tmp_path / folder
+    where.mkdir()
+    data = {"config": GridConfig(agents=("prober",)).to_dict(), "run": run}
+    return _file(where, json.dumps(data), "results.manifest.json")
+
+
+def test_a_manifest_never_chooses_where_a_run_writes(tmp_path, capsys):
+    sent = tmp_path / "sent"
+    argv = ["--agents", "prober", "--scenarios", IDS[0], "--access", "T", "--no-plots"]
+    assert main(["eval", *argv, "--realizations", "prosody", "--out", str(sent)]) == 0
+    capsys.readouterr()
+    results = (sent / "results.jsonl").read_bytes()
+    man_path = sent / "results.manifest.json"
+    data = json.loads(man_path.read_text())
+    elsewhere, cache = tmp_path / "elsewhere", tmp_path / "cache"
+    data["run"].update(out=str(elsewhere), response_cache=str(cache))  # as someone sent it
+    man_path.write_text(json.dumps(data))
+    resolved = _resolved("--config", str(man_path))
+    assert resolved["out"] == str(sent) and "response_cache" not in resolved
+    assert _resolved("--config", str(sent), "--out", "mine")["out"] == "mine"  # a flag wins
+    assert main(["eval", "--config", str(sent)]) == 0  # resumes where the manifest lies
+    capsys.readouterr()
+    assert (sent / "results.jsonl").read_bytes() == results
+    assert not elsewhere.exists() and not cache.exists()
+
+
+@pytest.mark.parametrize(
+    ("key", "flag", "value"),
+    [
+        ("base_url", "--base-url", "http://evil.example/v1"),
+        ("ray_address", "--ray-address", "10.0.0.9:6379"),
+    ],
+)
+def test_a_manifest_never_chooses_a_server_or_cluster(tmp_path, capsys, key, flag, value):
+    path = _manifest_from(tmp_path, "sent", agents=["openai:m"], **{key: value})
+    err = _error(capsys, "--config", path)
+    assert f"the run used {flag} {value}" in err and f"give {flag} on the command line" in err
+    mine = "http://127.0.0.1:8000/v1" if key == "base_url" else "127.0.0.1:6379"
+    assert _resolved("--config", path, flag, mine)[key] == mine
+
+
+def test_a_manifest_never_turns_on_a_models_own_code(tmp_path, capsys):
+    path = _manifest_from(
+        tmp_path, "sent", agents=["hf:/somewhere"], settings={"trust_remote_code": True}
+    )
+    err = _error(capsys, "--config", path)
+    assert "--setting trust_remote_code=true" in err and "on the command line" in err
+    given = _resolved("--config", path, "--setting", "trust_remote_code=true")
+    assert given["settings"] == {"trust_remote_code": "true"}
+    off = _manifest_from(tmp_path, "off", agents=["eager"], settings={"trust_remote_code": False})
+    assert _resolved("--config", off)["settings"] == {}
+
+
+@pytest.mark.parametrize("agent", ["ppo:sent/model.zip", "maskable-ppo:sent"])
+def test_a_manifest_never_chooses_a_pickled_model(tmp_path, capsys, agent):
+    path = _manifest_from(tmp_path, "sent", agents=["eager", agent])
+    err = _error(capsys, "--config", path)
+    assert f"agents include {agent}" in err and "give --agents on the command line" in err
+    assert _resolved("--config", path, "--agents", agent)["agents"] == [agent]
+
+
 def test_a_manifest_without_a_run_configuration_is_a_clear_error(tmp_path, capsys):
     old = {"config": GridConfig(agents=("prober",)).to_dict(), "bank_version": 3}
     path = _file(tmp_path, json.dumps(old), "results.manifest.json")
