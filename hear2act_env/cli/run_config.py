@@ -16,8 +16,8 @@ A file is data: TOML (bounded read, never executed), or a manifest written by ``
 configuration of the run that wrote it. A manifest may come from someone else, so it does not
 choose where the run writes (``out`` is the manifest's folder, its ``response_cache`` is not
 used), which server or Ray cluster it talks to (``base_url``, ``ray_address``) or whether a
-model's own code runs (``trust_remote_code``, an RL agent's pickled model): those the command
-line gives again. ``to_toml`` writes a resolved configuration as TOML
+model's own code runs (``trust_remote_code``, an RL agent's pickled model), nor which secret is
+sent (``api_key_env``): those the command line gives again. ``to_toml`` writes a resolved configuration as TOML
 that reads back to the same configuration.
 """
 
@@ -45,8 +45,11 @@ MANIFEST_NAME = "results.manifest.json"
 #: API key go, where jobs run); ``out`` is the manifest's folder and ``response_cache`` is not
 #: taken from it (see ``_from_manifest``).
 MANIFEST_ASKS = ("base_url", "ray_address")
-#: Settings of a manifest's run that the command line has to give again (code execution).
-MANIFEST_ASKS_SETTINGS = ("trust_remote_code",)
+#: Settings of a manifest's run that the command line has to give again, and why.
+MANIFEST_ASKS_SETTINGS = {
+    "trust_remote_code": "it runs code from the model's folder",
+    "api_key_env": "it names the secret sent to the server",
+}
 #: Agent kinds whose model file is unpickled when loaded (stable-baselines3 zips): a manifest's
 #: ``agents`` naming one has to be given again on the command line.
 PICKLED_KINDS = ("ppo", "maskable-ppo")
@@ -171,13 +174,12 @@ def _from_manifest(
             "unpickles code from its file, so a manifest does not choose it: give --agents on "
             "the command line"
         )
-    for key in MANIFEST_ASKS_SETTINGS:
+    for key, why in MANIFEST_ASKS_SETTINGS.items():
         value = settings.pop(key, None)
         if value not in (None, False) and key not in typed:
             raise ConfigError(
                 f"--config {source}: the run used --setting {key}={json.dumps(value)}; a "
-                "manifest does not turn it on (it runs code from the model's folder): give it "
-                "on the command line"
+                f"manifest does not choose it ({why}): give it on the command line"
             )
 
 

@@ -230,6 +230,12 @@ def test_a_manifest_never_turns_on_a_models_own_code(tmp_path, capsys):
     )
     err = _error(capsys, "--config", path)
     assert "--setting trust_remote_code=true" in err and "on the command line" in err
+    secret = _manifest_from(tmp_path, "key", agents=["openai:m"], settings={"api_key_env": "GH"})
+    err = _error(capsys, "--config", secret)
+    assert '--setting api_key_env="GH"' in err and "the secret sent" in err
+    assert _resolved("--config", secret, "--setting", "api_key_env=MINE")["settings"] == {
+        "api_key_env": "MINE"
+    }
     given = _resolved("--config", path, "--setting", "trust_remote_code=true")
     assert given["settings"] == {"trust_remote_code": "true"}
     off = _manifest_from(tmp_path, "off", agents=["eager"], settings={"trust_remote_code": False})
