@@ -10,8 +10,9 @@ clip as it is answered, so a stopped run continues where it stopped.
 
 A call that gets no answer at all (the server is down, refuses, times out, after the backend's
 retries) stops the run with an ``InfrastructureError``: the labels so far are kept and the
-clip is not labelled, so an outage never counts against the model. A reply that names neither
-label is recorded as no answer (``label: null``), which does.
+clip is not labelled, so an outage never counts against the model. A reply that does not name
+exactly one label (neither, both, or one read two ways: ``parse_label`` gives the rule) is
+recorded as no answer (``label: null``), which does.
 """
 
 from __future__ import annotations
@@ -56,7 +57,12 @@ MAX_REPLY_KEPT = 2000
 TRANSPORT_SETTINGS = runner.TRANSPORT_SETTINGS | {"max_batch_size", "batch_wait_s", "device"}
 #: Progress is reported every this many clips (and at the end).
 PROGRESS_EVERY = 10
-_LABEL_WORD = re.compile(r"\b(not\s+)?(unresolved|resolved)\b", re.IGNORECASE)
+#: A word of a reply: letters and digits, with inner hyphens and apostrophes (``un-resolved``,
+#: ``isn't``) kept in the word; anything else separates words.
+_WORD = re.compile(r"[^\W_]+(?:[-'\u2019_][^\W_]+)*")
+#: What ends a clause: a negation is read only in the label's own clause.
+_CLAUSE = re.compile(r"[.,;:!?()\[\]{}<>\n\u2013\u2014]|\s-\s")
+_NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "cannot", "without"})
 
 
 def prompt_text(context: bool) -> str:
@@ -78,15 +84,51 @@ def build_label_messages(clip: AuditClip, context: bool) -> list[Message]:
 
 
 def parse_label(reply: str | None) -> str | None:
-    """The label a reply gives: the first ``resolved``/``unresolved`` in it (``not resolved``
-    reads as ``unresolved``), or None when it names neither."""
-    match = _LABEL_WORD.search(reply or "")
-    if match is None:
+    """The label a reply gives, or None (no answer). Exactly:
+
+    - A label counts only as a whole word, in any case: words are runs of letters and digits
+      joined by inner hyphens, apostrophes or underscores, so ``unresolved`` never counts as
+      ``resolved``, and ``un-resolved``, ``irresolvedness`` or ``resolved_x`` name no label.
+    - A reply naming both labels is no answer, in whatever order, negated or not
+      (``resolved or unresolved``, ``it's not resolved, it's unresolved``, ``unresolved,
+      although the words say resolved``); so is one naming neither.
+    - Each time the one label is named it is read in its clause (the text before it back to
+      the last ``. , ; : ! ? ( ) [ ] { } < >``, new line or dash): with no negation there, as
+      itself; with a single negation (``not``, ``no``, ``never``, ``neither``, ``nor``,
+      ``cannot``, ``without`` or a word ending in ``n't``) directly before it, as the other
+      label (``not resolved``, ``isn't resolved`` read ``unresolved``); with any other
+      negation there (``don't think it's resolved``, ``not fully resolved``), as no answer.
+    - The reply gives a label when every reading is that label; else it is no answer
+      (``Resolved? Not resolved.``).
+    """
+    text = (reply or "").replace("\u2019", "'")
+    named: set[str] = set()
+    readings: set[str | None] = set()
+    for clause in _CLAUSE.split(text):
+        words = [w.lower() for w in _WORD.findall(clause)]
+        for i, word in enumerate(words):
+            if word not in ANSWERS:
+                continue
+            named.add(word)
+            negated = [j for j in range(i) if _is_negation(words[j])]
+            if not negated:
+                readings.add(word)
+            elif negated == [i - 1]:
+                readings.add(_other_label(word))
+            else:
+                readings.add(None)
+    if len(named) != 1 or len(readings) != 1:
         return None
-    word = match[2].lower()
-    if match[1]:  # "not resolved" / "not unresolved"
-        return "resolved" if word == "unresolved" else "unresolved"
-    return word
+    return readings.pop()
+
+
+def _is_negation(word: str) -> bool:
+    return word in _NEGATIONS or word.endswith("n't")
+
+
+def _other_label(label: str) -> str:
+    (other,) = (answer for answer in ANSWERS if answer != label)
+    return other
 
 
 def require_audio(backend: Any, spec: str) -> None:

@@ -33,3 +33,9 @@ def read_toml(path: str | Path, option: str, max_bytes: int) -> dict[str, Any]:
         raise ConfigError(f"{option}: cannot read {path} ({exc.strerror or exc})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{option}: {path} is not valid TOML ({exc})") from None
+    except ValueError as exc:  # an integer of over 4,300 digits (int's own limit)
+        raise ConfigError(f"{option}: {path} holds a value it cannot read ({exc})"[:300]) from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise ConfigError(
+            f"{option}: {path} nests arrays or tables too deeply; expected a run or price file"
+        ) from None

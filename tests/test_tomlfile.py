@@ -49,3 +49,34 @@ def test_a_price_file_goes_through_it(tmp_path):
     os.mkfifo(path)
     with pytest.raises(ConfigError, match="--prices: .* is not a regular file"):
         load_prices(path)
+
+
+@pytest.mark.parametrize(
+    "nest", ["x = " + "[" * 600 + "]" * 600, "x = " + "{a=" * 600 + "1" + "}" * 600]
+)
+@pytest.mark.parametrize("option", ["--config", "--prices"])
+def test_toml_nested_hundreds_of_levels_is_a_named_error_not_a_recursion(tmp_path, nest, option):
+    path = tmp_path / "deep.toml"
+    path.write_text(nest + "\n")
+    with pytest.raises(ConfigError, match=rf"^{option}: .*deep\.toml nests .* too deeply"):
+        read_toml(path, option, 1 << 20)
+
+
+@pytest.mark.parametrize("option", ["--config", "--prices"])
+def test_deep_toml_through_the_command_line_is_one_line_and_exit_2(tmp_path, capsys, option):
+    from hear2act_env.cli import main
+
+    path = tmp_path / "deep.toml"
+    path.write_text("x = " + "[" * 800 + "]" * 800 + "\n")
+    argv = ["eval", "--agents", "eager", option, str(path), "--out", str(tmp_path / "o")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().count("\n") == 0 and "too deeply" in err
+
+
+@pytest.mark.parametrize("option", ["--config", "--prices"])
+def test_an_integer_of_5000_digits_is_a_named_error(tmp_path, option):
+    path = tmp_path / "big.toml"
+    path.write_text("x = " + "1" * 5000 + "\n")
+    with pytest.raises(ConfigError, match=rf"^{option}: .*big\.toml holds a value it cannot read"):
+        read_toml(path, option, 1 << 20)

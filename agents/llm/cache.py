@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from hear2act_env import jsonsafe
-from hear2act_env.atomic import atomic_write
+from hear2act_env import jsonsafe, safewrite
+from hear2act_env.safewrite import write_atomic
 from hear2act_env.speech.cache import read_entry, slot_problem
 
 __all__ = ["MAX_ENTRY_BYTES", "ResponseCache", "audio_digest", "cache_key"]
@@ -55,7 +55,7 @@ class ResponseCache:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
+        safewrite.ensure_folder(self.root)
         self.hits = 0
         self.misses = 0
         self.unstored = 0
@@ -107,4 +107,4 @@ class ResponseCache:
             entry["model"] = material.get("model")
         if usage is not None:
             entry["usage"] = usage
-        atomic_write(path, json.dumps(entry, ensure_ascii=False).encode("utf-8"), fsync=True)
+        write_atomic(path, json.dumps(entry, ensure_ascii=False).encode("utf-8"), fsync=True)

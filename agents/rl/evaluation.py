@@ -75,6 +75,8 @@ def evaluate_models(
     records: list[EpisodeRecord] = []
     cells: set[tuple[str, float, str | None]] = set()
     common = {"split": split, "runs": runs, "backend": backend, "workers": workers}
+    for m in models:  # an unusable model stops here, not as an error in each of its episodes
+        make_agent(f"ppo:{_model_path(m)}")
     for m in models:
         path = _model_path(m)
         model_path, config_path = resolve_run(path)

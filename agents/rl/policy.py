@@ -35,6 +35,7 @@ from hear2act_env.wrappers.prosody import ProsodyTracker
 __all__ = [
     "RL_PREFIXES",
     "RLPolicy",
+    "check_run_config",
     "load_policy",
     "make_rl_agent",
     "read_run_config",
@@ -84,6 +85,56 @@ def read_run_config(config_path: Path) -> dict[str, Any]:
     return saved
 
 
+def check_run_config(saved: dict[str, Any], config_path: Path) -> dict[str, Any]:
+    """``saved`` (``read_run_config``) once every field a policy reads has the type and range
+    ``hear2act train`` writes; else a ``ConfigError`` naming the file and the field."""
+    problem = _config_problem(saved)
+    if problem is not None:
+        raise ConfigError(
+            f"model: {config_path} is not a usable hear2act RL run config ({problem}); "
+            "expected the config.json that hear2act train writes"
+        )
+    return saved
+
+
+#: The algorithms a run config may name (what ``hear2act train`` saves).
+ALGORITHMS = ("MaskablePPO", "PPO")
+
+
+def _config_problem(saved: dict[str, Any]) -> str | None:
+    """What is wrong with the fields a run config's readers use (None: nothing): a model
+    folder may come from someone else, so each is checked before any is used."""
+    from hear2act_env.conditions import ACCESS
+    from hear2act_env.protocol.engine import REALIZATIONS
+
+    run = saved["config"]
+    cost, seed = run.get("turn_cost"), run.get("seed")
+    checks = (
+        (saved.get("kind") == "hear2act-rl-v1", "kind", "'hear2act-rl-v1'"),
+        (saved.get("algorithm") in ALGORITHMS, "algorithm", " or ".join(ALGORITHMS)),
+        (isinstance(saved.get("encoder"), dict), "encoder", "an object"),
+        (run.get("access") in ACCESS, "config.access", "one of " + ", ".join(ACCESS)),
+        (run.get("realization") in REALIZATIONS, "config.realization", " or ".join(REALIZATIONS)),
+        (
+            isinstance(cost, int | float) and not isinstance(cost, bool) and 0 <= cost <= 10,
+            "config.turn_cost",
+            "a number from 0 to 10",
+        ),
+        (
+            isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0,
+            "config.seed",
+            "an integer >= 0",
+        ),
+        (isinstance(run.get("env", {}), dict), "config.env", "an object"),
+    )
+    for ok, field, expected in checks:
+        if not ok:
+            value = saved.get(field) if "." not in field else run.get(field.split(".", 1)[1])
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+            return f"{field}: got {shown}, expected {expected}"
+    return None
+
+
 def _load(path: str | Path) -> tuple[Any, dict[str, Any]]:
     model_path, config_path = resolve_run(path)
     key = str(model_path.resolve())
@@ -91,9 +142,7 @@ def _load(path: str | Path) -> tuple[Any, dict[str, Any]]:
         hit = _MODELS.get(key)
         if hit is not None:
             return hit
-    config = read_run_config(config_path)
-    if config.get("kind") != "hear2act-rl-v1":
-        raise ConfigError(f"{config_path}: not a hear2act RL run config")
+    config = check_run_config(read_run_config(config_path), config_path)
     try:
         if config["algorithm"] == "MaskablePPO":
             from sb3_contrib import MaskablePPO as Algo
@@ -101,7 +150,14 @@ def _load(path: str | Path) -> tuple[Any, dict[str, Any]]:
             from stable_baselines3 import PPO as Algo
     except ImportError as exc:
         raise MissingExtraError("rl", exc.name or "stable_baselines3") from None
-    model = Algo.load(model_path, device="cpu")
+    try:
+        model = Algo.load(model_path, device="cpu")
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError, EOFError) as exc:
+        # SB3 reads a zip of pickles and tensors: a file that is not one fails in any of these
+        raise ConfigError(
+            f"model: cannot load {model_path} as a {config['algorithm']} model "
+            f"({type(exc).__name__}); expected the model.zip that hear2act train writes"
+        ) from None
     with _LOCK:
         _MODELS[key] = (model, config)
     return model, config

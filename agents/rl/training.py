@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import io
 import json
 import os
 import sys
@@ -37,6 +38,7 @@ import numpy as np
 
 from hear2act_agents.rl.encoding import AUDIO_ENCODERS, EncoderSpec
 from hear2act_agents.rl.envs import RL_ENV
+from hear2act_env import safewrite
 from hear2act_env.conditions import Access
 from hear2act_env.config import EnvConfig, left_to_owner
 from hear2act_env.errors import ConfigError, MissingExtraError
@@ -343,8 +345,7 @@ def train_config(config: TrainConfig, out_dir: str | Path, progress: bool = True
     from hear2act_agents.rl.envs import env_thunks, fit_prosody_scaler, make_env
     from hear2act_env.evaluation.sb3 import Hear2ActMetricsCallback
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = safewrite.ensure_folder(Path(out_dir))
     start = time.perf_counter()
     torch.set_num_threads(max(1, config.torch_threads))
     set_random_seed(config.seed)
@@ -381,6 +382,8 @@ def train_config(config: TrainConfig, out_dir: str | Path, progress: bool = True
             "installed (pip install tensorboard); the CSV log in RUN/sb3/ needs nothing"
         )
     sb3_dir = config.tensorboard if config.tensorboard else str(out / "sb3")
+    if not config.tensorboard:  # SB3 opens its CSV with open(): make it a regular file first
+        safewrite.open_in_place(out / "sb3" / "progress.csv", root=out, truncate=True).close()
     model.set_logger(configure_logger(sb3_dir, formats))
     metrics_callback = Hear2ActMetricsCallback()
 
@@ -400,7 +403,9 @@ def train_config(config: TrainConfig, out_dir: str | Path, progress: bool = True
         "eval_success",
         "eval_actions",
     ]
-    handle = progress_path.open("w", newline="", encoding="utf-8")
+    handle = io.TextIOWrapper(
+        safewrite.open_in_place(progress_path, root=out, truncate=True), "utf-8", newline=""
+    )
     writer = csv.DictWriter(handle, fieldnames=fields)
     writer.writeheader()
     last_eval: dict[str, float] = {}
@@ -467,7 +472,9 @@ def train_config(config: TrainConfig, out_dir: str | Path, progress: bool = True
     wall = time.perf_counter() - start
 
     model_path = out / "model.zip"
-    model.save(model_path)
+    packed = io.BytesIO()
+    model.save(packed)
+    safewrite.write_atomic(model_path, packed.getvalue(), root=out)
     config_path = out / "config.json"
     payload = {
         "kind": "hear2act-rl-v1",
@@ -485,8 +492,8 @@ def train_config(config: TrainConfig, out_dir: str | Path, progress: bool = True
         "bank_version": _bank_version(config.scenarios),
         "versions": _versions(),
     }
-    config_path.write_text(
-        json.dumps(payload, indent=2, sort_keys=True, default=repr) + "\n", encoding="utf-8"
+    safewrite.write_text(
+        config_path, json.dumps(payload, indent=2, sort_keys=True, default=repr) + "\n", root=out
     )
     say(f"[{out.name}] saved {model_path} ({wall:.0f} s)")
     return TrainResult(

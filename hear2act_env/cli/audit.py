@@ -8,6 +8,12 @@ page; ``hear2act audit --out DIR --model SPEC`` has an audio LLM label the folde
 instead (``hear2act_agents.audit_labeller``); ``hear2act audit --score DIR [--json PATH]``
 prints the scores of people and models in the layout of the paper's Table 11. See
 ``hear2act_env/listen/perception_audit.py`` and ``audit_scores.py``.
+
+Exit statuses (``hear2act_env.cli.status``): 0 done; 2 a bad argument or unusable file, found
+before anything is made, labelled or served (an empty path option, a model that cannot hear,
+a served model that fails its probe); 3 with ``--model``, a call failed mid-run after the
+backend's retries (the labels so far are saved; the same command continues); 130 stopped by a
+signal.
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from hear2act_env.cli import options
-from hear2act_env.errors import ConfigError
+from hear2act_env.cli.outputs import writable_dir, writable_file
+from hear2act_env.cli.status import EXIT_EPISODE_ERRORS, EXIT_OK
+from hear2act_env.errors import ConfigError, InfrastructureError
 
 #: Flags that only mean something when making or serving an audit (not with --score).
 _SERVE_ONLY = (
@@ -34,9 +42,38 @@ _SERVE_ONLY = (
 )
 #: Flags that only mean something with --model.
 _MODEL_ONLY = ("base_url", "setting", "trust_audio", "no_probe")
+#: The options that name a path, and what each expects: an empty or blank one is refused
+#: before anything is read, made or served (``Path("")`` is the current folder).
+_PATHS = {
+    "out": "a folder to write the audit to",
+    "score": "an audit folder to score",
+    "json": "a file to write the scores to",
+    "audio_cache": "a folder for the audio cache",
+    "perceiver": "auto, shipped, train or a saved perceiver file",
+}
+#: The command's exit statuses, for its --help.
+EXIT_STATUSES = (
+    "exit status: 0 done; 2 a bad argument or unusable file, found before anything is made, "
+    "labelled or served (a served --model that fails its probe too); 3 with --model, a call "
+    "failed mid-run after retries (the labels so far are saved: run the same command again "
+    "to continue); 130 stopped by a signal"
+)
+
+
+def check_paths(args: argparse.Namespace) -> None:
+    """A ``ConfigError`` naming the first path option (``_PATHS``) given as an empty or blank
+    string, with its value and what it expects."""
+    for key, expected in _PATHS.items():
+        value = getattr(args, key, None)
+        if isinstance(value, str) and not value.strip():
+            shown = f" ({value!r})" if value else ""
+            flag = "--" + key.replace("_", "-")
+            raise ConfigError(f"{flag}: got an empty path{shown}; expected {expected}")
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``hear2act audit``; returns its exit status (``EXIT_STATUSES``)."""
+    check_paths(args)  # first: an empty path would read, make or serve the current folder
     if args.score is not None:
         return _score(args)
     if args.json is not None:
@@ -55,11 +92,12 @@ def run(args: argparse.Namespace) -> int:
     if args.annotator is not None:
         check_annotator(args.annotator)
     model = _model(args) if args.model is not None else None  # refused before any file
+    folder = writable_dir("--out", args.out)
     try:
-        with serving_lock(Path(args.out)):  # one server per folder, from before it is made
+        with serving_lock(folder):  # one server per folder, from before it is made
             if model is not None:
-                return _label(args, *model)
-            return _serve(args, server, build_app)
+                return _label(args, folder, *model)
+            return _serve(args, folder, server, build_app)
     except Interrupted as exc:  # while the clips were made: the next run makes them again
         resume = exc.resume or f"run the same command again to make {args.out} and continue"
         raise Interrupted(str(exc), resume=resume) from None
@@ -69,12 +107,12 @@ def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def _open(args: argparse.Namespace) -> Any:
-    """Make or reopen the folder of ``--out`` and say which (the caller holds its lock)."""
+def _open(args: argparse.Namespace, folder: Path) -> Any:
+    """Make or reopen ``folder`` (``--out``) and say which (the caller holds its lock)."""
     from hear2act_env.listen.perception_audit import open_or_create
 
     audit, new = open_or_create(
-        Path(args.out),
+        folder,
         clips=args.clips,
         seed=args.seed,
         renderer=args.renderer,
@@ -94,8 +132,8 @@ def _open(args: argparse.Namespace) -> Any:
     return audit
 
 
-def _serve(args: argparse.Namespace, server: Any, build_app: Any) -> int:
-    audit = _open(args)
+def _serve(args: argparse.Namespace, folder: Path, server: Any, build_app: Any) -> int:
+    audit = _open(args, folder)
     for name in audit.annotators():
         store = audit.store(name)  # also checks the file (and cuts a torn last line)
         print(f"  {name}: {len(store.labels)} of {store.total} labelled")
@@ -119,7 +157,7 @@ def _serve(args: argparse.Namespace, server: Any, build_app: Any) -> int:
         resume=f"labels so far are saved in {audit.labels_dir}; run the same command again "
         "to continue",
     )
-    return 0
+    return EXIT_OK
 
 
 def _model(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
@@ -148,21 +186,28 @@ def _model(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
     return backend, settings
 
 
-def _label(args: argparse.Namespace, backend: Any, settings: dict[str, str]) -> int:
+def _label(args: argparse.Namespace, folder: Path, backend: Any, settings: dict[str, str]) -> int:
     """``--model``: the model labels the clips it has not labelled yet (the serving lock is
-    held throughout, so no page serves the folder meanwhile)."""
+    held throughout, so no page serves the folder meanwhile). A call that fails after the
+    backend's retries (the server went down mid-run) stops it with one line saying how many
+    labels are saved: ``EXIT_EPISODE_ERRORS``, as ``eval`` exits when episodes errored (a
+    server down at the start fails the probe in ``_model`` instead: a ``ConfigError``)."""
     from hear2act_agents.audit_labeller import label_audit
 
     spec = args.model
-    audit = _open(args)
-    done = label_audit(audit, backend, spec, settings, progress=_say)
+    audit = _open(args, folder)
+    try:
+        done = label_audit(audit, backend, spec, settings, progress=_say)
+    except InfrastructureError as exc:  # its message says what is saved and how to resume
+        _say(f"hear2act: error: {exc}")
+        return EXIT_EPISODE_ERRORS
     print(
         f"{done.model.name}: labelled {done.labelled_now} clip(s) now, {done.labelled} of "
         f"{done.total} in all ({done.no_answer} without a usable answer), in "
         f"{audit.folder}/models/{done.model.slug}.jsonl; score with: hear2act audit --score "
         f"{audit.folder}"
     )
-    return 0
+    return EXIT_OK
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -171,17 +216,18 @@ def _score(args: argparse.Namespace) -> int:
     given = [f"--{k.replace('_', '-')}" for k in _SERVE_ONLY if getattr(args, k, None) is not None]
     if given:
         raise ConfigError(f"{given[0]}: not used with --score (the folder records its settings)")
+    json_path = writable_file("--json", args.json) if args.json is not None else None
     result = score_audit(Path(args.score))
     print(result.markdown(), end="")
-    if args.json is not None:
+    if json_path is not None:
         import json
 
-        from hear2act_env.atomic import atomic_write
+        from hear2act_env.safewrite import write_atomic
 
         text = json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
-        atomic_write(Path(args.json), text.encode("utf-8"))
-        print(f"wrote {args.json}")
-    return 0
+        write_atomic(json_path, text.encode("utf-8"))
+        print(f"wrote {json_path}")
+    return EXIT_OK
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -194,6 +240,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         "and serve a page where one annotator labels them; with --model, have an audio LLM "
         "label them instead; with --score, compare the labels with the truth, with each other "
         "and with the reference perceiver (paper, Table 11).",
+        epilog=EXIT_STATUSES,
     )
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument(

@@ -17,6 +17,7 @@ def run(args: argparse.Namespace) -> int:
     from hear2act_env.evaluation.rollout import play as run_episode
     from hear2act_env.evaluation.rollout import wrap_for
 
+    options.refuse_blank_paths(args, ("save_audio",))
     folder = writable_dir("--save-audio", args.save_audio) if args.save_audio else None
     policy = make_agent(args.agent)
     env = wrap_for(gym.make(args.env, render_mode="ansi", disable_env_checker=True), policy)

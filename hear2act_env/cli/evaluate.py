@@ -31,6 +31,7 @@ def benchmark(args: argparse.Namespace) -> int:
         run_grid,
     )
 
+    options.refuse_blank_paths(args, ("out", "scenario_file", "audio_cache"))
     ray_address = options.ray_address_of(args)
     out = writable_dir("--out", args.out)
     agents = tuple(args.agents or BASELINES)
@@ -173,6 +174,7 @@ def _evaluate(args: argparse.Namespace, resolved: dict[str, Any]) -> int:
     from hear2act_env.evaluation.report import report
     from hear2act_env.evaluation.runner import GridConfig, run_grid
 
+    options.refuse_blank_paths(args, ("out", "response_cache", "scenario_file", "prices"))
     ray_address = options.ray_address_of(args)
     settings = settings_of(args)
     kinds = {spec: agent_kind(spec)[1] for spec in args.agents}
@@ -363,12 +365,12 @@ def report_results(args: argparse.Namespace) -> int:
         raise ConfigError(f"results: no records in {args.results}")
     out = writable_dir("--out", args.out if args.out else Path(args.results[0]).parent)
     if args.leaderboard:
-        from hear2act_env.atomic import atomic_write
         from hear2act_env.evaluation.leaderboard import (
             leaderboard_csv,
             leaderboard_markdown,
             leaderboard_rows,
         )
+        from hear2act_env.safewrite import write_atomic
 
         _check_same_bank(args.results)
         rows = leaderboard_rows(records, prices)
@@ -377,8 +379,7 @@ def report_results(args: argparse.Namespace) -> int:
                 f"--leaderboard: no records of a non-privileged agent in {args.results}"
             )
         text = leaderboard_markdown(rows)
-        out.mkdir(parents=True, exist_ok=True)
-        atomic_write(out / "leaderboard.md", (text + "\n").encode("utf-8"))
+        write_atomic(out / "leaderboard.md", (text + "\n").encode("utf-8"))
         leaderboard_csv(rows, out / "leaderboard.csv")
         print(text)
         print(f"\nwritten: {out / 'leaderboard.md'}, {out / 'leaderboard.csv'}")
@@ -408,24 +409,26 @@ def _merged_records(paths: list[str], load) -> list:  # noqa: ANN001
 
 
 def _check_same_bank(paths: list[str]) -> None:
-    """Refuse results of different bank versions or banks (their manifests say which)."""
+    """Refuse results of different bank versions or banks (their manifests say which); a
+    manifest that is unreadable, or whose fields have the wrong type, is a ``ConfigError``
+    naming the file and the field (``leaderboard.manifest_bank``)."""
     from hear2act_env import jsonsafe
+    from hear2act_env.evaluation.leaderboard import manifest_bank
 
-    banks: dict[tuple, list[str]] = {}
+    banks: dict[tuple[int, str], list[str]] = {}
     for path in paths:
         man = Path(path).with_suffix(".manifest.json")
         try:
             data = jsonsafe.load_file(man)
-            bank = (data.get("bank_version"), data.get("bank_sha256"))
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError) as exc:
             raise ConfigError(
-                f"--leaderboard: {path} has no readable manifest ({man}); it is needed to check "
-                "that all results come from one bank version"
+                f"--leaderboard: {path} has no readable manifest ({man}: {type(exc).__name__}); "
+                "it is needed to check that all results come from one bank version"
             ) from None
-        banks.setdefault(bank, []).append(path)
+        banks.setdefault(manifest_bank(data, f"--leaderboard: {man}"), []).append(path)
     if len(banks) > 1:
         listed = "; ".join(
-            f"bank version {v}, sha256 {str(sha)[:12]}: {', '.join(files)}"
+            f"bank version {v}, sha256 {sha[:12]}: {', '.join(files)}"
             for (v, sha), files in banks.items()
         )
         raise ConfigError(f"--leaderboard: the results come from different banks ({listed})")

@@ -8,10 +8,14 @@ import functools
 
 from hear2act_env.conditions import ACCESS, SPLIT_CHOICES
 from hear2act_env.errors import ConfigError
-from hear2act_env.evaluation.runner import BACKENDS
+from hear2act_env.evaluation.runner import BACKENDS, MAX_WORKERS
 from hear2act_env.protocol.engine import REALIZATIONS
 
 Parser = argparse.ArgumentParser
+
+#: The most episodes per scenario and condition ``--runs`` takes (pass^K needs a handful; far
+#: more is a typo that would list billions of episodes before the first one ran).
+MAX_RUNS = 1000
 
 
 @functools.cache
@@ -70,6 +74,17 @@ def float_in(low: float, high: float):  # noqa: ANN201 - an argparse type
     return parse
 
 
+def refuse_blank_paths(args: argparse.Namespace, keys: tuple[str, ...]) -> None:
+    """A ``ConfigError`` naming the first option of ``keys`` (``args`` attributes) given as an
+    empty or blank path: ``Path("")`` is the current folder, and ``if value:`` would read it as
+    "not given", so neither may stand for what the user typed."""
+    for key in keys:
+        value = getattr(args, key, None)
+        if isinstance(value, str) and not value.strip():
+            flag = "--" + key.replace("_", "-")
+            raise ConfigError(f"{flag}: got an empty path ({value!r}); expected a path")
+
+
 def add_split(p: Parser, default: str) -> None:
     p.add_argument(
         "--split",
@@ -114,9 +129,9 @@ def add_scenario_file(p: Parser, default_help: str = "the shipped bank") -> None
 def add_runs(p: Parser) -> None:
     p.add_argument(
         "--runs",
-        type=int_at_least(1),
+        type=int_in(1, MAX_RUNS),
         default=1,
-        help="episodes per scenario and condition (default: 1)",
+        help=f"episodes per scenario and condition, 1 to {MAX_RUNS} (default: 1)",
     )
 
 
@@ -127,11 +142,16 @@ def add_backend(p: Parser, default: str, workers: int) -> None:
         choices=BACKENDS,
         help=f"where episodes run: serial, thread (HTTP agents), process or ray (default: {default})",
     )
+    add_workers(p, workers, "parallel workers of the backend")
+
+
+def add_workers(p: Parser, default: int, what: str) -> None:
+    """``--workers``: 1 to ``MAX_WORKERS`` (a pool never starts more)."""
     p.add_argument(
         "--workers",
-        type=int_at_least(1),
-        default=workers,
-        help=f"parallel workers of the backend (default: {workers})",
+        type=int_in(1, MAX_WORKERS),
+        default=default,
+        help=f"{what}, 1 to {MAX_WORKERS} (default: {default})",
     )
 
 

@@ -48,8 +48,8 @@ def _folder(flag: str, folder: Path, expected: str) -> None:
 def writable_dir(flag: str, path: str | os.PathLike[str]) -> Path:
     """``path`` as a ``Path`` once it is a folder new files can be written in (created, with
     its parents, when missing); else a ``ConfigError`` naming ``flag`` and ``path``."""
-    if not str(path):
-        raise ConfigError(f"{flag}: an empty path; expected a folder")
+    if not str(path).strip():
+        raise ConfigError(f"{flag}: an empty path ({str(path)!r}); expected a folder")
     folder = Path(path).expanduser()
     _folder(flag, folder, "a folder that exists or can be created, and is writable")
     return folder
@@ -61,8 +61,8 @@ def writable_file(flag: str, path: str | os.PathLike[str]) -> Path:
     writable; else a ``ConfigError`` naming ``flag`` and ``path``."""
     file = Path(path).expanduser()
     expected = "a file path in a writable folder"
-    if not str(path):
-        raise ConfigError(f"{flag}: an empty path; expected {expected}")
+    if not str(path).strip():
+        raise ConfigError(f"{flag}: an empty path ({str(path)!r}); expected {expected}")
     if file.is_dir():
         raise ConfigError(f"{flag}: {file} is a folder; expected {expected}")
     if file.exists():

@@ -27,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from hear2act_env.listen.play import PlaySession, default_output, play_app, play_config
     from hear2act_env.listen.server import allowed_hosts_for, serve
 
+    options.refuse_blank_paths(args, ("out", "scenario_file"))
     config = play_config(
         args.name,
         realization=args.realization,

@@ -24,13 +24,36 @@ def default_run_name(
     return f"{realization}-{access}{encoder}-c{turn_cost:g}-s{seed}"
 
 
+#: The largest ``--seed`` of ``train``: numpy and torch take an unsigned 32-bit seed.
+MAX_TRAIN_SEED = 2**32 - 1
+#: Upper bounds of ``train``'s sizes: far above any real run, low enough that a typo is
+#: refused at once instead of training, or making environments, without end.
+MAX_TIMESTEPS = 10**10
+MAX_N_ENVS = 256
+MAX_THREADS = 1024
+MAX_EVAL_EPISODES = 100_000
+#: ``train``'s options that name a path: an empty or blank one is refused, never read as the
+#: current folder or as "not given".
+_TRAIN_PATHS = ("out", "root", "scenario_file", "init_from", "tensorboard")
+
+
+def _check_train_args(args: argparse.Namespace) -> None:
+    """A ``ConfigError`` for a blank path option or a seed numpy cannot take."""
+    options.refuse_blank_paths(args, _TRAIN_PATHS)
+    if args.seed > MAX_TRAIN_SEED:
+        raise ConfigError(
+            f"--seed: got {args.seed}, expected an integer from 0 to {MAX_TRAIN_SEED}"
+        )
+
+
 def train(args: argparse.Namespace) -> int:
     from hear2act_agents.rl.training import train as train_run
 
+    _check_train_args(args)
     out = writable_dir(
-        "--out" if args.out else "--root",
+        "--out" if args.out is not None else "--root",
         Path(args.out)
-        if args.out
+        if args.out is not None
         else Path(args.root)
         / default_run_name(
             args.access, args.realization, args.turn_cost, args.seed, args.audio_encoder
@@ -49,11 +72,11 @@ def train(args: argparse.Namespace) -> int:
         "torch_threads": args.threads,
         "audio_encoder": args.audio_encoder,
     }
-    if args.scenario_file:
+    if args.scenario_file is not None:
         settings["scenarios"] = args.scenario_file
-    if args.init_from:
+    if args.init_from is not None:
         settings["init_from"] = args.init_from
-    if args.tensorboard:
+    if args.tensorboard is not None:
         settings["tensorboard"] = args.tensorboard
     if args.max_actions is not None:
         from hear2act_agents.rl.envs import RL_ENV
@@ -106,7 +129,7 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--timesteps",
-        type=options.int_at_least(1),
+        type=options.int_in(1, MAX_TIMESTEPS),
         default=300_000,
         help="env steps to train (default: 300000)",
     )
@@ -131,7 +154,7 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--n-envs",
-        type=options.int_at_least(0),
+        type=options.int_in(0, MAX_N_ENVS),
         default=0,
         help="parallel envs (default 0: 8 for text, 4 for audio)",
     )
@@ -142,7 +165,10 @@ def add_train(sub: argparse._SubParsersAction) -> None:
         help="vector env kind (default: auto)",
     )
     p.add_argument(
-        "--threads", type=options.int_at_least(1), default=1, help="torch threads (default: 1)"
+        "--threads",
+        type=options.int_in(1, MAX_THREADS),
+        default=1,
+        help="torch threads (default: 1)",
     )
     p.add_argument(
         "--audio-encoder",
@@ -169,7 +195,7 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--eval-episodes",
-        type=options.int_at_least(0),
+        type=options.int_in(0, MAX_EVAL_EPISODES),
         default=100,
         help="episodes per learning-curve evaluation, 0 for none (default: 100)",
     )
@@ -196,6 +222,7 @@ def rl_eval(args: argparse.Namespace) -> int:
     from hear2act_env.cli import status
     from hear2act_env.evaluation.report import report
 
+    options.refuse_blank_paths(args, ("out", "scenario_file"))
     writable_dir("--out", args.out)
     for name in args.baselines or ():  # an unknown agent stops here, not in every episode
         agent_kind(name)

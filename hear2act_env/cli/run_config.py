@@ -15,10 +15,11 @@ A file is data: TOML (bounded read, never executed), or a manifest written by ``
 (``results.manifest.json``, or the folder holding it), whose ``"run"`` object is the resolved
 configuration of the run that wrote it. A manifest may come from someone else, so it does not
 choose where the run writes (``out`` is the manifest's folder, its ``response_cache`` is not
-used), which server or Ray cluster it talks to (``base_url``, ``ray_address``) or whether a
-model's own code runs (``trust_remote_code``, an RL agent's pickled model), nor which secret is
-sent (``api_key_env``): those the command line gives again. ``to_toml`` writes a resolved configuration as TOML
-that reads back to the same configuration.
+used), which server or Ray cluster it talks to (``base_url``, ``ray_address``, an agent whose
+spec names a server, such as ``litellm:oobabooga/http://HOST:5000``) or whether a model's own
+code runs (``trust_remote_code``, an RL agent's pickled model), nor which secret is sent
+(``api_key_env``): those the command line gives again. ``to_toml`` writes a resolved
+configuration as TOML that reads back to the same configuration.
 """
 
 from __future__ import annotations
@@ -32,8 +33,17 @@ from pathlib import Path
 from typing import Any
 
 from hear2act_env.errors import ConfigError
+from hear2act_env.redaction import redact_urls
 
-__all__ = ["EvalOptions", "load_file", "namespace", "resolve", "to_json", "to_toml"]
+__all__ = [
+    "EvalOptions",
+    "load_file",
+    "namespace",
+    "resolve",
+    "spec_server",
+    "to_json",
+    "to_toml",
+]
 
 #: The largest run file read (a TOML file; manifests use ``jsonsafe``'s own cap).
 MAX_TOML_BYTES = 1 << 20
@@ -53,6 +63,11 @@ MANIFEST_ASKS_SETTINGS = {
 #: Agent kinds whose model file is unpickled when loaded (stable-baselines3 zips): a manifest's
 #: ``agents`` naming one has to be given again on the command line.
 PICKLED_KINDS = ("ppo", "maskable-ppo")
+#: A URL inside an agent spec (any scheme, any case): the spec names the server it talks to
+#: (``litellm:oobabooga/http://HOST:5000``, ``litellm:huggingface/https://ENDPOINT``), so a
+#: manifest's ``agents`` holding one has to be given again on the command line, as
+#: ``base_url`` has.
+SPEC_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 @dataclass(frozen=True)
@@ -153,9 +168,10 @@ def _from_manifest(
     """Apply ``MANIFEST_*`` to a manifest's run (``table`` and its ``settings``, in place): a
     results folder may come from someone else, so its data never chooses where ``eval`` writes,
     which server or cluster gets the prompts (and the API key), or whether a model's own code
-    runs. ``out`` becomes the manifest's folder, ``response_cache`` is dropped, and a server,
-    a cluster, ``trust_remote_code`` or an RL model (``PICKLED_KINDS``) the run used is a
-    ``ConfigError`` until the command line gives it again."""
+    runs. ``out`` becomes the manifest's folder, ``response_cache`` is dropped, and a server
+    (``base_url``, or an agent spec carrying a URL: ``SPEC_URL``), a cluster,
+    ``trust_remote_code`` or an RL model (``PICKLED_KINDS``) the run used is a ``ConfigError``
+    until the command line gives it again."""
     table["out"] = str(manifest.parent)
     table.pop("response_cache", None)
     for key in MANIFEST_ASKS:
@@ -167,7 +183,17 @@ def _from_manifest(
                 f"where the run connects (a results folder may come from someone else): give "
                 f"{flag} on the command line"
             )
-    pickled = [a for a in table.get("agents") or [] if str(a).partition(":")[0] in PICKLED_KINDS]
+    agents = table.get("agents") if isinstance(table.get("agents"), list) else []
+    served = [a for a in agents if spec_server(a) is not None]
+    if served and "agents" not in explicit:
+        shown = redact_urls(str(served[0]))
+        raise ConfigError(
+            f"--config {source}: the run's agents include {shown}, whose model string names a "
+            f"server ({redact_urls(str(spec_server(served[0])))}); a manifest does not choose "
+            "where the run connects (a results folder may come from someone else), nor does "
+            "--base-url stand for it: give --agents on the command line"
+        )
+    pickled = [a for a in agents if str(a).partition(":")[0] in PICKLED_KINDS]
     if pickled and "agents" not in explicit:
         raise ConfigError(
             f"--config {source}: the run's agents include {pickled[0]}; loading that model "
@@ -181,6 +207,13 @@ def _from_manifest(
                 f"--config {source}: the run used --setting {key}={json.dumps(value)}; a "
                 f"manifest does not choose it ({why}): give it on the command line"
             )
+
+
+def spec_server(spec: Any) -> str | None:
+    """The URL an agent spec carries itself (from its first ``scheme://`` on, any case), e.g.
+    ``http://10.0.0.1:5000/x`` of ``litellm:oobabooga/http://10.0.0.1:5000/x``, or None."""
+    found = SPEC_URL.search(spec) if isinstance(spec, str) else None
+    return spec[found.start() :] if found else None
 
 
 def _toml(path: Path) -> dict[str, Any]:

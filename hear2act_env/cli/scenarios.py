@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hear2act_env import safewrite
 from hear2act_env.cli import options
 from hear2act_env.cli.outputs import writable_dir, writable_file
 from hear2act_env.errors import ConfigError
@@ -15,6 +16,7 @@ def run(args: argparse.Namespace) -> int:
     from hear2act_env.scenarios import bank
     from hear2act_env.scenarios.show import describe_scenario, domain_table
 
+    options.refuse_blank_paths(args, ("scenario_file", "out", "json", "domains"))
     if args.action == "validate":
         scenarios = bank.load_scenarios(args.path)
         print(f"ok: {args.path}: {len(scenarios)} valid scenarios")
@@ -73,8 +75,7 @@ def leakage(args: argparse.Namespace) -> int:
     )
     print(report.table())
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+        safewrite.write_text(args.json, json.dumps(report.to_dict(), indent=2) + "\n")
         print(f"wrote {args.json}")
     return 1 if report.violations() else 0
 

@@ -12,6 +12,9 @@ from hear2act_env.cli.outputs import writable_dir, writable_file
 from hear2act_env.errors import ConfigError
 from hear2act_env.protocol.engine import REALIZATIONS
 
+#: The most random recommendations per scenario ``perceive --per-scenario`` takes (each is
+#: rendered: more would only be a typo that renders for days).
+MAX_PER_SCENARIO = 1000
 #: ``AudioCache.entry_problem`` reasons, as ``render`` reports them.
 _REASONS = {
     "missing": "not stored (the cache could not be written; see the warning above)",
@@ -27,6 +30,7 @@ def render(args: argparse.Namespace) -> int:
     from hear2act_env.speech.prerender import prerender, utterances
     from hear2act_env.speech.renderers import make_renderer
 
+    options.refuse_blank_paths(args, ("scenario_file", "audio_cache"))
     renderer = make_renderer(args.renderer)  # a bad spec stops here, before any worker starts
     bank = load_scenarios(args.scenario_file) if args.scenario_file else load_bank()
     scenarios = [s for s in bank if args.split == "all" or s.split == args.split]
@@ -102,9 +106,7 @@ def add_render(sub: argparse._SubParsersAction) -> None:
     options.add_prosody_strength(p)
     options.add_audio_cache(p)
     options.add_renderer(p)
-    p.add_argument(
-        "--workers", type=options.int_at_least(1), default=2, help="render processes (default: 2)"
-    )
+    options.add_workers(p, 2, "render processes")
     p.add_argument(
         "--features",
         action="store_true",
@@ -126,6 +128,7 @@ def perceive(args: argparse.Namespace) -> int:
     from hear2act_env.speech.bank_perception import ANCHORS, perception_check
     from hear2act_env.speech.cache import AudioCache
 
+    options.refuse_blank_paths(args, ("audio_cache", "save_perceiver", "json"))
     if args.json is not None and not args.ablation:
         raise ConfigError("--json: only with --ablation")
     if args.ablation and args.save_perceiver:
@@ -183,10 +186,9 @@ def _ablation(args: argparse.Namespace, train: list, test: list, voice: dict) ->
     if args.json is not None:
         from pathlib import Path
 
-        from hear2act_env.atomic import atomic_write
+        from hear2act_env.safewrite import write_atomic
 
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(Path(args.json), result.to_json().encode("utf-8"))
+        write_atomic(Path(args.json), result.to_json().encode("utf-8"))
         print(f"wrote {args.json}")
     return 0
 
@@ -205,7 +207,7 @@ def add_perceive(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--per-scenario",
-        type=options.int_at_least(1),
+        type=options.int_in(1, MAX_PER_SCENARIO),
         default=6,
         help="random recommendations per scenario (default: 6)",
     )

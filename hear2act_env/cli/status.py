@@ -3,7 +3,8 @@ go wrong", lists them).
 
 - 0: the work finished (every episode of a run finished without an error);
 - 2: bad arguments, configuration or an unusable file, found before any work starts;
-- 3: the run finished but some episodes errored (their count by kind is printed);
+- 3: the run finished but some episodes errored (their count by kind is printed), or a model
+  labelling an audit (``audit --model``) failed mid-run with the labels so far saved;
 - 130: stopped by SIGINT or SIGTERM (finished work is on disk; the same command resumes).
 """
 

@@ -55,6 +55,7 @@ def _print_some(lines: tuple[str, ...], head: str, what: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from hear2act_env.listen.site import build_site
 
+    options.refuse_blank_paths(args, ("out", "audio_cache"))
     audio_cache = _audio_cache(args.audio_cache)
     summary = build_site(
         args.results,

@@ -24,7 +24,14 @@ from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.jsonl import jsonl_lines
 from hear2act_env.evaluation.records import EpisodeRecord
 
-__all__ = ["find_episode_log", "format_episode_log", "load_agent_logs", "log_line", "log_path"]
+__all__ = [
+    "check_entry",
+    "find_episode_log",
+    "format_episode_log",
+    "load_agent_logs",
+    "log_line",
+    "log_path",
+]
 
 
 def log_path(results: str | Path) -> Path:
@@ -60,9 +67,7 @@ def load_agent_logs(results: str | Path) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for number, text, is_last in jsonl_lines(path, "agent log"):
         try:
-            entry = jsonsafe.loads(text) if text is not None else None
-            if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
-                raise ValueError("not a log entry")
+            entry = check_entry(jsonsafe.loads(text) if text is not None else None)
         except ValueError:
             if not is_last:
                 warnings.warn(f"{path}:{number}: skipped a corrupt log line", stacklevel=2)
@@ -71,6 +76,45 @@ def load_agent_logs(results: str | Path) -> dict[str, dict[str, Any]]:
         if kept is None or kept.get("error") is not None or entry.get("error") is None:
             out[entry["id"]] = entry
     return out
+
+
+def _need(ok: bool, what: str) -> None:
+    if not ok:
+        raise ValueError(f"not a log entry: {what}")
+
+
+def _count(value: Any) -> bool:
+    """Whether ``value`` is a count (a token or clip count): an integer >= 0, or absent."""
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+
+
+def check_entry(entry: Any) -> dict[str, Any]:
+    """``entry`` if it has the shape of a log line (``log_line``) where ``format_episode_log``
+    reads it, else a ``ValueError`` saying what is off: a log may come from someone else."""
+    _need(isinstance(entry, dict) and isinstance(entry.get("id"), str), "no id")
+    _need(isinstance(entry.get("key", {}), dict), "key is not an object")
+    prompts = entry.get("prompts", {})
+    _need(isinstance(prompts, dict), "prompts is not an object")
+    turns = entry.get("turns", [])
+    _need(isinstance(turns, list) and all(isinstance(t, dict) for t in turns), "turns")
+    for turn in turns:
+        calls = turn.get("calls", [])
+        _need(isinstance(calls, list) and all(isinstance(c, dict) for c in calls), "calls")
+        for call in calls:
+            usage = call.get("usage") or {}
+            _need(isinstance(usage, dict), "usage is not an object")
+            _need(
+                all(_count(usage.get(k)) for k in ("prompt_tokens", "completion_tokens")), "tokens"
+            )
+            _need(_count(call.get("audio_clips")), "audio_clips")
+            latency = call.get("latency_s", 0)
+            _need(isinstance(latency, int | float) and not isinstance(latency, bool), "latency_s")
+            messages = call.get("messages", [])
+            _need(isinstance(messages, list), "messages is not a list")
+            for m in messages:
+                _need(isinstance(m, dict), "a message is not an object")
+                _need("ref" not in m or isinstance(m["ref"], str), "a message's ref")
+    return entry
 
 
 def find_episode_log(results: str | Path, query: str) -> dict[str, Any]:
@@ -90,11 +134,12 @@ def find_episode_log(results: str | Path, query: str) -> dict[str, Any]:
     matches = [k for k in logs if all(p in k.split("|") for p in parts)]
     if len(matches) == 1:
         return logs[matches[0]]
-    shown = "\n  ".join(sorted(matches or logs)[:12])
+    ids = sorted(matches or logs)
+    shown = ", ".join(ids[:12]) + (f" and {len(ids) - 12} more" if len(ids) > 12 else "")
     what = f"{len(matches)} episodes match" if matches else "no logged episode matches"
-    raise ConfigError(
+    raise ConfigError(  # one line, as every error of the command
         f"--episode: {what} {query!r}; give one id (agent|realization|access|fidelity|"
-        f"scenario|run), e.g.:\n  {shown}"
+        f"scenario|run), e.g. {shown}"
     )
 
 

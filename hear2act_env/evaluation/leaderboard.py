@@ -19,17 +19,23 @@ run) it rests on: finished episodes for Success, pairs finished in both cells fo
 A difference pairs episodes by (scenario, run) across the model's variants (every variant of
 a scenario and run plays from the same seed); ``-`` where a condition was not run. Results of
 several files merge (the first record of a key wins); files of different bank versions or
-banks are refused.
+banks are refused (``manifest_bank`` reads and checks what each manifest says).
+
+Names come from results files: in the Markdown file every cell and heading is escaped
+(``markdown_text``), so a name holding ``|``, a newline or HTML stays one cell of one row.
 """
 
 from __future__ import annotations
 
-import csv
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from hear2act_env.cells import markdown_text
+from hear2act_env.errors import ConfigError
+from hear2act_env.evaluation import csvfile
 from hear2act_env.evaluation import metrics as M
 from hear2act_env.evaluation.passk import pass_k, runs_of
 from hear2act_env.evaluation.records import EpisodeRecord
@@ -47,6 +53,7 @@ __all__ = [
     "leaderboard_rows",
     "leaderboard_table",
     "csv_header",
+    "manifest_bank",
     "sections",
     "split_agent",
 ]
@@ -233,14 +240,16 @@ def leaderboard_columns(rows: Sequence[LeaderRow]) -> tuple[str, ...]:
     return (COLUMNS[0], COLUMNS[1], f"pass^{runs} T", *COLUMNS[2:])
 
 
+def _markdown_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(markdown_text(c) for c in cells) + " |"
+
+
 def leaderboard_table(rows: Sequence[LeaderRow]) -> str:
-    """One Markdown table of ``rows`` (one realization's), header first."""
+    """One Markdown table of ``rows`` (one realization's), header first; every cell escaped
+    (``markdown_text``)."""
     columns = leaderboard_columns(rows)
-    lines = [
-        "| " + " | ".join(columns) + " |",
-        "| " + " | ".join("---" for _ in columns) + " |",
-    ]
-    lines += ["| " + " | ".join(r.cells()) + " |" for r in rows]
+    lines = [_markdown_row(columns), "| " + " | ".join("---" for _ in columns) + " |"]
+    lines += [_markdown_row(r.cells()) for r in rows]
     return "\n".join(lines)
 
 
@@ -257,7 +266,7 @@ def leaderboard_markdown(rows: Sequence[LeaderRow]) -> str:
     realization."""
     parts = ["# Leaderboard", "", UNITS]
     for title, section in sections(rows):
-        parts += ["", f"## {title}", "", leaderboard_table(section)]
+        parts += ["", f"## {markdown_text(title)}", "", leaderboard_table(section)]
     return "\n".join(parts)
 
 
@@ -302,8 +311,7 @@ def leaderboard_csv(rows: Sequence[LeaderRow], path: Path) -> None:
     def pct(v: float | None) -> str:
         return "" if v is None else f"{v:.4f}"
 
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
+    with csvfile.table(path) as w:
         w.writerow(csv_header(rows))
         for r in rows:
             line: list[Any] = [r.realization, r.model, *est(r, "Success T", r.success_t)]
@@ -323,3 +331,48 @@ def leaderboard_csv(rows: Sequence[LeaderRow], path: Path) -> None:
                 "" if r.cost is None else f"{r.cost:.6f}",
             ]
             w.writerow(line)
+
+
+#: The bank's SHA-256 as a manifest holds it.
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_MISSING = object()
+
+
+def _described(value: Any) -> str:
+    """A JSON value's type, with the value shortened: ``a number (3.5)``, ``an object``."""
+    if value is _MISSING:
+        return "missing"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, int | float):
+        return f"a number ({value!r:.40})"
+    if isinstance(value, str):
+        return f"a string ({value!r:.40})"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def manifest_bank(data: Any, where: str) -> tuple[int, str]:
+    """``(bank_version, bank_sha256)`` of a results manifest's JSON value ``data``: a
+    ``ConfigError`` starting with ``where`` (the manifest's path) when the manifest is not an
+    object, ``bank_version`` not an integer >= 1 or ``bank_sha256`` not 64 lowercase hex
+    digits, naming the field, the value's type and what was expected."""
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{where}: the manifest is {_described(data)}, expected an object (the manifest "
+            "hear2act eval writes beside its results)"
+        )
+    version = data.get("bank_version", _MISSING)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ConfigError(
+            f"{where}: bank_version is {_described(version)}, expected an integer >= 1 (the "
+            "version of the scenario bank the run played)"
+        )
+    sha = data.get("bank_sha256", _MISSING)
+    if not isinstance(sha, str) or not _SHA256.fullmatch(sha):
+        raise ConfigError(
+            f"{where}: bank_sha256 is {_described(sha)}, expected 64 lowercase hex digits (the "
+            "SHA-256 of the scenario bank the run played)"
+        )
+    return version, sha

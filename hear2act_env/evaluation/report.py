@@ -10,14 +10,15 @@ is named in a note: "audio trusted, not checked".
 
 from __future__ import annotations
 
-import csv
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hear2act_env import safewrite
 from hear2act_env.conditions import Condition
+from hear2act_env.evaluation import csvfile
 from hear2act_env.evaluation import metrics as M
 from hear2act_env.evaluation.passk import PassK, pass_k_curve, runs_of
 from hear2act_env.evaluation.records import ERROR_KINDS, EpisodeRecord
@@ -140,8 +141,7 @@ def format_passk_table(rows: Sequence[PassKRow], privileged: set[str] = frozense
 
 def write_passk_csv(rows: Sequence[PassKRow], path: Path) -> None:
     """Long format: one line per cell, k and metric (``pass^k`` or ``pass@k``)."""
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
+    with csvfile.table(path) as w:
         w.writerow(
             [
                 "agent",
@@ -277,8 +277,7 @@ def _ordered(rows: Sequence[Any], records: Sequence[EpisodeRecord]) -> list[Any]
 
 def write_csv(rows: Sequence[Row], path: Path) -> None:
     """Long-format CSV: one line per row and metric."""
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
+    with csvfile.table(path) as w:
         w.writerow(
             [
                 "agent",
@@ -320,7 +319,7 @@ def plot_all(records: Sequence[EpisodeRecord], rows: Sequence[Row], folder: Path
         from hear2act_env.errors import MissingExtraError
 
         raise MissingExtraError("report", "matplotlib") from None
-    folder.mkdir(parents=True, exist_ok=True)
+    safewrite.ensure_folder(folder)
     written = []
     agents = list(dict.fromkeys(r.agent for r in rows))
     conditions = list(dict.fromkeys(r.condition for r in rows))
@@ -395,9 +394,13 @@ def plot_all(records: Sequence[EpisodeRecord], rows: Sequence[Row], folder: Path
 
 
 def _save(fig, path: Path, plt) -> Path:  # noqa: ANN001
-    fig.savefig(path, dpi=110)
+    """Render ``fig`` as PNG in memory and write it through ``safewrite`` (never a link)."""
+    import io
+
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=110)
     plt.close(fig)
-    return path
+    return safewrite.write_atomic(path, png.getvalue())
 
 
 def _is_main(label: str) -> bool:
@@ -481,7 +484,7 @@ def report(
         + ". * = privileged: given the ground truth."
     )
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
+        safewrite.ensure_folder(out)
         write_csv(rows, out / "conditions.csv")
         write_csv(difference_rows(records), out / "differences.csv")
         if usage:

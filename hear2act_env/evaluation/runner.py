@@ -31,8 +31,7 @@ from typing import Any, Literal, get_args
 
 import gymnasium as gym
 
-from hear2act_env import interrupts, jsonsafe
-from hear2act_env.atomic import atomic_write
+from hear2act_env import interrupts, jsonsafe, safewrite
 from hear2act_env.conditions import STATE_FIDELITY, Condition
 from hear2act_env.config import EnvConfig, left_to_owner
 from hear2act_env.env import Hear2ActEnv
@@ -41,6 +40,7 @@ from hear2act_env.evaluation.agent_logs import log_line, log_path
 from hear2act_env.evaluation.jsonl import jsonl_lines
 from hear2act_env.evaluation.progress import Progress
 from hear2act_env.evaluation.records import (
+    MAX_RUN,
     EpisodeKey,
     EpisodeRecord,
     ErrorKind,
@@ -96,8 +96,8 @@ class GridConfig:
         if isinstance(self.conditions, str | Condition):
             raise ConfigError(f"conditions: got {self.conditions!r}, expected a sequence")
         object.__setattr__(self, "conditions", tuple(Condition.parse(c) for c in self.conditions))
-        if self.runs < 1:
-            raise ConfigError(f"runs: got {self.runs}, expected >= 1")
+        if not 1 <= self.runs <= MAX_RUN:  # a run index past MAX_RUN would not load back
+            raise ConfigError(f"runs: got {self.runs}, expected 1 to {MAX_RUN}")
         left_to_owner(self.env, _CELL_SETTINGS, _DEFAULT_ENV, "the grid (per cell)")
 
     @property
@@ -282,8 +282,9 @@ def load_records(path: str | Path) -> list[EpisodeRecord]:
         except (UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
             if not is_last:  # a torn last line is a killed run's; anything else is named
                 warnings.warn(
-                    f"{path}:{number}: skipped a corrupt record ({type(exc).__name__}); its "
-                    "episode counts as not run (a resumed run runs it again)",
+                    f"{path}:{number}: skipped a corrupt record ({type(exc).__name__}: "
+                    f"{str(exc)[:200]}); its episode counts as not run (a resumed run runs it "
+                    "again)",
                     stacklevel=2,
                 )
             continue
@@ -297,7 +298,7 @@ def _prepare_output(
     path: Path, config: GridConfig, run: dict[str, Any] | None = None
 ) -> list[EpisodeRecord]:
     """Check or write the manifest; drop a torn last line; return the finished records."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _drop_torn_tail(path)  # first: a results file that is a link is refused before any write
     man_path = path.with_suffix(".manifest.json")
     current = manifest(config, run)
     previous: dict[str, Any] | None = None
@@ -319,8 +320,9 @@ def _prepare_output(
                 f"({', '.join(sorted(TRANSPORT_SETTINGS))}) may change on resume"
             )
     if previous is None or previous["config"] != current["config"]:  # new, or transport
-        atomic_write(man_path, (json.dumps(current, indent=2, sort_keys=True) + "\n").encode())
-    _drop_torn_tail(path)
+        safewrite.write_atomic(
+            man_path, (json.dumps(current, indent=2, sort_keys=True) + "\n").encode()
+        )
     return load_records(path)
 
 
@@ -377,6 +379,10 @@ def _chunks(keys: Sequence[EpisodeKey], size: int) -> Iterator[list[EpisodeKey]]
         yield list(keys[i : i + size])
 
 
+#: The most work units a run keeps in flight (threads, processes or Ray tasks); a run starts no
+#: more of them than it has work units either.
+MAX_WORKERS = 1024
+
 #: Seconds between two looks at the stop flag while the driver waits for workers.
 POLL_S = 0.2
 
@@ -396,6 +402,7 @@ def _results(
     # one episode per work unit by default, so every episode is written as it finishes;
     # ``chunk`` > 1 (the benchmark's cheap rule agents) trades that for less overhead
     chunks = list(_chunks(todo, 1 if backend == "serial" else chunk))
+    workers = min(workers, len(chunks))  # never more workers (processes, CPUs) than work units
     if backend == "serial" or not chunks:
         for c in chunks:
             interrupts.raise_if_requested()
@@ -618,7 +625,7 @@ class _LogWriter:
         if not lines:
             return
         if self._fh is None:
-            self._fh = self.path.open("a", encoding="utf-8")
+            self._fh = safewrite.open_append(self.path)
         self._fh.write("".join(line + "\n" for line in lines))
         self._fh.flush()
 
@@ -629,12 +636,16 @@ class _LogWriter:
 
 
 def _drop_torn_tail(path: Path) -> None:
-    """Cut a last line without its newline (a run killed mid-write)."""
-    if path.exists():
-        data = path.read_bytes()
+    """Cut a last line without its newline (a run killed mid-write); the file is opened as
+    ``safewrite`` allows (a regular file, not a link), never created here."""
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return
+    with safewrite.open_in_place(path) as fh:
+        data = fh.read()
         if data and not data.endswith(b"\n"):
-            with path.open("r+b") as fh:
-                fh.truncate(data.rfind(b"\n") + 1)
+            fh.truncate(data.rfind(b"\n") + 1)
 
 
 def run_grid(
@@ -661,13 +672,13 @@ def run_grid(
     """
     if backend not in BACKENDS:
         raise ConfigError(f"backend: got {backend!r}, expected one of {list(BACKENDS)}")
-    if workers < 1:
-        raise ConfigError(f"workers: got {workers}, expected >= 1")
+    if not 1 <= workers <= MAX_WORKERS:
+        raise ConfigError(f"workers: got {workers}, expected 1 to {MAX_WORKERS}")
     if ray_address and backend != "ray":
         raise ConfigError(f"ray_address: given with backend {backend!r}; it needs backend 'ray'")
     path = Path(output)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        safewrite.ensure_folder(path.parent)
         if path.is_dir():
             raise IsADirectoryError(path)
     except OSError as exc:
@@ -684,7 +695,7 @@ def run_grid(
         bar = Progress(len(keys), len(keys) - len(todo), progress)
         logs = _LogWriter(log_path(path))
         try:
-            with path.open("a", encoding="utf-8") as fh:
+            with safewrite.open_append(path) as fh:
                 try:
                     for batch in _results(
                         backend, todo, config, factory, workers, chunk, ray_address
@@ -715,19 +726,19 @@ def output_lock(path: Path, wait: bool = False) -> Iterator[None]:
     """Hold an exclusive lock on ``path`` (a ``.lock`` file beside it) for one writer at a
     time; without ``wait``, a held lock is a ``ConfigError`` naming the holder's pid."""
     lock_path = path.with_name(path.name + ".lock")
-    with lock_path.open("a+", encoding="utf-8") as fh:
+    with safewrite.open_in_place(lock_path) as fh:
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError:
             fh.seek(0)
-            holder = fh.read().strip() or "?"
+            holder = fh.read(64).decode("utf-8", "replace").strip() or "?"
             raise ConfigError(
                 f"output: {path} is being written by another run (pid {holder}); wait for it to "
                 "finish (or pass --wait), or choose another output"
             ) from None
         fh.seek(0)
         fh.truncate()
-        fh.write(str(os.getpid()))
+        fh.write(str(os.getpid()).encode("ascii"))
         fh.flush()
         try:
             yield

@@ -17,11 +17,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from hear2act_env.atomic import atomic_write
 from hear2act_env.conditions import Condition
 from hear2act_env.errors import ConfigError
-from hear2act_env.evaluation.records import EpisodeKey, EpisodeRecord, record_from_parts
+from hear2act_env.evaluation.records import (
+    EpisodeKey,
+    EpisodeRecord,
+    RecordError,
+    check_record,
+    record_from_parts,
+)
 from hear2act_env.evaluation.report import Row, condition_rows, difference_rows, report
+from hear2act_env.safewrite import write_atomic
 
 __all__ = ["Summary", "records_from_episodes", "summarize", "write_records"]
 
@@ -34,7 +40,9 @@ def records_from_episodes(
     condition: str | Condition | None = None,
 ) -> list[EpisodeRecord]:
     """Records from the wrapper's episode dicts. ``condition`` overrides the one the episodes
-    carry (e.g. ``"A+T/inferred"`` for a perceiver wrapper the env cannot see)."""
+    carry (e.g. ``"A+T/inferred"`` for a perceiver wrapper the env cannot see). Each record is
+    checked as a results line is (``records.check_record``): a value no episode has (NaN, a
+    negative count, ...) is a ``RecordError`` naming the episode and the field."""
     override = Condition.parse(condition) if condition is not None else None
     runs: Counter[tuple] = Counter()
     out = []
@@ -53,7 +61,10 @@ def records_from_episodes(
         record = record_from_parts(key, parts, privileged=False, agent_stats={})
         if parts.get("seed") is not None:
             record = replace(record, seed=int(parts["seed"]))
-        out.append(record)
+        try:
+            out.append(check_record(record))
+        except RecordError as exc:  # checked as a results line is: no NaN or odd count
+            raise RecordError(f"episodes[{i}]: {exc}") from None
     return out
 
 
@@ -100,5 +111,5 @@ def write_records(
     """Write the episodes as a results JSONL file (what ``hear2act report`` reads)."""
     records = records_from_episodes(episodes, agent, condition)
     path = Path(path)
-    atomic_write(path, "".join(r.to_json() + "\n" for r in records).encode("utf-8"))
+    write_atomic(path, "".join(r.to_json() + "\n" for r in records).encode("utf-8"))
     return path

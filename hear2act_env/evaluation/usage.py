@@ -19,8 +19,6 @@ A table applies to the agent of that name and to its two-stage variants
 
 from __future__ import annotations
 
-import csv
-import math
 import re
 from collections import defaultdict
 from collections.abc import Sequence
@@ -29,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hear2act_env.errors import ConfigError
+from hear2act_env.evaluation import csvfile
 from hear2act_env.evaluation.records import EpisodeRecord
 
 __all__ = [
@@ -68,6 +67,11 @@ def load_prices(path: str | Path) -> dict[str, Price]:
     return parse_prices(data, f"--prices: {path}")
 
 
+#: The highest price taken (US dollars per million tokens): far above any model's, and low enough
+#: that a cost stays a finite float.
+MAX_PRICE = 1e6
+
+
 def parse_prices(data: Any, where: str) -> dict[str, Price]:
     """The price table ``data`` (model name -> ``{prompt, completion}``, a TOML file's tables
     or a run file's ``prices`` table); errors start with ``where`` and name the model and the
@@ -96,12 +100,11 @@ def parse_prices(data: Any, where: str) -> dict[str, Price]:
             if (
                 isinstance(value, bool)
                 or not isinstance(value, int | float)
-                or not math.isfinite(value)
-                or value < 0
+                or not 0 <= value <= MAX_PRICE  # NaN and inf fail; an int is never converted
             ):
                 raise ConfigError(
-                    f"{where}: [{model!r}] {field}: got {value!r}, expected a finite number "
-                    ">= 0 (US dollars per million tokens)"
+                    f"{where}: [{model!r}] {field}: got {repr(value)[:60]}, expected a number from 0 "
+                    f"to {MAX_PRICE:g} (US dollars per million tokens)"
                 )
             values.append(float(value))
         prices[str(model)] = Price(*values)
@@ -220,8 +223,7 @@ def format_usage(rows: Sequence[UsageRow]) -> str:
 
 def write_usage_csv(rows: Sequence[UsageRow], path: Path) -> None:
     """One line per cell."""
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
+    with csvfile.table(path) as w:
         w.writerow(
             [
                 "agent",

@@ -33,6 +33,7 @@ from typing import Any, Literal
 import numpy as np
 
 from hear2act_env.bootstrap import LEVEL, N_RESAMPLES, Estimate, draws, estimate
+from hear2act_env.cells import markdown_text
 from hear2act_env.errors import ConfigError
 from hear2act_env.listen.model_labels import model_runs
 from hear2act_env.listen.perception_audit import LABELS, PAPER, SPLIT, Audit, read_labels
@@ -220,14 +221,15 @@ class AuditScore:
             if self.settings.get("context")
             else ("without the dialogue before them")
         )
-        cols = ["Human", "Reference perceiver", *(f"{x.name}" for x in self.models)]
+        cols = ["Human", "Reference perceiver", *(markdown_text(x.name) for x in self.models)]
 
         def row(label: str, human: Any, ref: Any, per_model: Any) -> str:
             cells = [human, ref, *(per_model(x) for x in self.models)]
             return f"| {label} | " + " | ".join(cells) + " |"
 
         lines = [
-            f"Perception audit {self.folder}: {name} ({self.renderer.get('version', '?')}), "
+            f"Perception audit {markdown_text(str(self.folder))}: {markdown_text(str(name))} "
+            f"({markdown_text(str(self.renderer.get('version', '?')))}), "
             f"prosody strength {self.settings.get('prosody_strength')}; {self.clips} clips of the "
             f"{self.settings.get('split', SPLIT)} split ({self.clips // 2} resolved, "
             f"{self.clips // 2} unresolved, in pairs), heard {heard}; {self.labelled} labelled "
@@ -283,7 +285,7 @@ class AuditScore:
                 "| --- | --- | --- | --- | --- | --- | --- |",
             ]
             lines += [
-                f"| {a.name} | {a.n} | {_fmt(a.resolved)} | {_fmt(a.unresolved)} | "
+                f"| {markdown_text(a.name)} | {a.n} | {_fmt(a.resolved)} | {_fmt(a.unresolved)} | "
                 f"{_fmt(a.overall)} | {_fmt(a.agreement_model)} | {_fmt(a.kappa_model)} |"
                 for a in self.annotators
             ]
@@ -294,7 +296,7 @@ class AuditScore:
                 "| --- | --- | --- | --- | --- |",
             ]
             lines += [
-                f"| {p.a} | {p.b} | {p.n} | {_fmt(p.agreement)} | {_fmt(p.kappa)} |"
+                f"| {markdown_text(p.a)} | {markdown_text(p.b)} | {p.n} | {_fmt(p.agreement)} | {_fmt(p.kappa)} |"
                 for p in self.pairs
             ]
         return "\n".join(lines) + "\n"

@@ -9,9 +9,11 @@ row, and rerunning the same command continues the same file.
 
 A line is the store's (``perception_audit.LabelStore``: appended, fsynced, a torn last line cut
 off) with the model's answer: ``label`` is ``resolved``, ``unresolved`` or ``null`` (a reply
-that names neither: it counts against the model in the scores), and ``reply`` (the first 2,000
-characters, redacted), ``finish_reason`` and ``usage`` record what came back. Clips are
-labelled in id order, the folder's clip-set order, which carries no class information.
+that does not give exactly one label, read by ``hear2act_agents.audit_labeller.parse_label``:
+neither, both, or one read two ways; it counts against the model in the scores), and ``reply``
+(the first 2,000 characters, redacted), ``finish_reason`` and ``usage`` record what came back.
+Clips are labelled in id order, the folder's clip-set order, which carries no class
+information.
 """
 
 from __future__ import annotations
@@ -25,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from hear2act_env import jsonsafe
-from hear2act_env.atomic import atomic_write
 from hear2act_env.errors import ConfigError
 from hear2act_env.listen.clips import read_file_under
 from hear2act_env.listen.perception_audit import LABELS, Audit, LabelStore, read_labels
 from hear2act_env.redaction import redact_value
+from hear2act_env.safewrite import write_atomic
 
 __all__ = [
     "ANSWERS",
@@ -42,7 +44,7 @@ __all__ = [
 
 MODELS_DIR = "models"
 FORMAT = "hear2act-audit-model-v1"
-#: A model's answers: a label, or None for a reply that names neither.
+#: A model's answers: a label, or None for a reply that gives no single label.
 ANSWERS: tuple[str | None, ...] = (*LABELS, None)
 MAX_META_FILE = 1024 * 1024
 _SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,56}-[0-9a-f]{8}")
@@ -145,8 +147,9 @@ def open_model_store(
                 )
         run = old
     else:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, (json.dumps(run.to_dict(), indent=1) + "\n").encode("utf-8"))
+        write_atomic(
+            path, (json.dumps(run.to_dict(), indent=1) + "\n").encode("utf-8"), root=audit.folder
+        )
     order = [c.id for c in sorted(audit.clips, key=lambda c: c.id)]
     store = LabelStore(path.with_suffix(".jsonl"), order, audit.folder, ANSWERS)
     return run, store

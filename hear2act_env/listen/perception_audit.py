@@ -73,10 +73,10 @@ from typing import Any
 import numpy as np
 
 from hear2act_env import interrupts, jsonsafe
-from hear2act_env.atomic import atomic_write
 from hear2act_env.errors import ConfigError
 from hear2act_env.listen.clips import MAX_CLIP_BYTES, open_file_under, read_file_under
 from hear2act_env.protocol.delivery import DELIVERY_LABELS, State
+from hear2act_env.safewrite import write_atomic
 from hear2act_env.speech.utterance import Utterance
 
 __all__ = [
@@ -478,7 +478,7 @@ def create_audit(
         heard = bool(model.predict(prosodic_features(wave, tts.sample_rate)[None, :])[0])
         enc = encode_clip(wave, tts.sample_rate, compress=compress)
         audio = f"{AUDIO_DIR}/{cid}.{enc.extension}"
-        atomic_write(folder / audio, enc.data)
+        write_atomic(folder / audio, enc.data, root=folder)
         shown = spec.context if context else ()
         made.append(AuditClip(cid, spec.utterance, spec.resolved, spec.pair, audio, heard, shown))
     if len({c.id for c in made}) != len(made):  # 64-bit ids: practically never
@@ -514,7 +514,7 @@ def create_audit(
     }
     interrupts.raise_if_requested()
     (folder / LABELS_DIR).mkdir(parents=True, exist_ok=True)
-    atomic_write(folder / CLIPS_FILE, (json.dumps(data, indent=1) + "\n").encode("utf-8"))
+    write_atomic(folder / CLIPS_FILE, (json.dumps(data, indent=1) + "\n").encode("utf-8"))
     return audit
 
 

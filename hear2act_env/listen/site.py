@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from hear2act_env import jsonsafe
+from hear2act_env import jsonsafe, safewrite
 from hear2act_env.errors import ConfigError, MissingExtraError
 from hear2act_env.evaluation.records import EpisodeRecord
 from hear2act_env.listen.clips import encode_clip
@@ -345,8 +345,7 @@ class _Clips:
         if name is None:
             clip = encode_clip(audio, compress=self.compress)
             name = f"{digest}.{clip.extension}"
-            self.folder.mkdir(parents=True, exist_ok=True)
-            (self.folder / name).write_bytes(clip.data)
+            safewrite.write_atomic(self.folder / name, clip.data, root=self.folder.parent)
             self.names[digest] = name
         return f"../audio/{name}"
 
@@ -424,16 +423,6 @@ def _marked(out: Path) -> bool:
     return isinstance(data, dict) and data.get("site") == "hear2act view"
 
 
-def _write_new(path: Path, data: bytes) -> None:
-    """Write ``data`` as a new file at ``path`` (whatever is there, a link included, is removed
-    first and never followed)."""
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-
-
 def _check_out(out: Path) -> None:
     """A ``ConfigError`` when ``out`` cannot hold the site: a file, or a non-empty folder
     without the marker (never the site's own)."""
@@ -458,8 +447,8 @@ def _claim_out(out: Path) -> None:
 
     marker = {"site": "hear2act view", "format": 1, "hear2act_env": __version__}
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        _write_new(out / MARKER, (json.dumps(marker) + "\n").encode())
+        safewrite.ensure_folder(out)
+        safewrite.write_atomic(out / MARKER, (json.dumps(marker) + "\n").encode(), root=out)
     except OSError as exc:
         raise ConfigError(
             f"out: cannot write in {out} ({type(exc).__name__}: {exc.strerror or exc}); "
@@ -514,8 +503,9 @@ def _leaderboard(records: list[EpisodeRecord], folder: Path) -> list[dict[str, A
         ]
     if not rows:
         return []
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "leaderboard.md").write_text(leaderboard_markdown(rows) + "\n", encoding="utf-8")
+    safewrite.write_text(
+        folder / "leaderboard.md", leaderboard_markdown(rows) + "\n", root=folder.parent
+    )
     leaderboard_csv(rows, folder / "leaderboard.csv")
     return [
         {
@@ -591,10 +581,11 @@ def _write_site(
 ) -> SiteSummary:
     picked = _page_scenarios(episodes, scenarios, max_pages, seed)
     _clear_out(out)
-    (out / "episodes").mkdir()
-    (out / "compare").mkdir()
+    for part in ("episodes", "compare", "static"):
+        safewrite.ensure_folder(out / part, root=out)
     env = templates()
-    shutil.copytree(Path(__file__).parent / "static", out / "static")
+    for asset in sorted((Path(__file__).parent / "static").iterdir()):
+        safewrite.write_atomic(out / "static" / asset.name, asset.read_bytes(), root=out)
 
     report_text = _report([e.record for e in episodes], out / "report", plots)
     plot_files = sorted(p.name for p in (out / "report").glob("*.png"))
@@ -636,7 +627,9 @@ def _write_site(
             log=_log_text(log),
             compare=_slug(*e.group),
         )
-        _write_new(out / "episodes" / f"{e.slug}.html", html.encode("utf-8", "replace"))
+        safewrite.write_atomic(
+            out / "episodes" / f"{e.slug}.html", html.encode("utf-8", "replace"), root=out
+        )
 
     groups: dict[tuple[str, str, int], list[str]] = defaultdict(list)
     for slug, (e, _) in built.items():
@@ -659,13 +652,16 @@ def _write_site(
             columns=columns,
             divergence_json=json.dumps(divergence).replace("<", "\\u003c"),
         )
-        _write_new(out / "compare" / f"{_slug(*group)}.html", html.encode("utf-8", "replace"))
+        safewrite.write_atomic(
+            out / "compare" / f"{_slug(*group)}.html", html.encode("utf-8", "replace"), root=out
+        )
         n_compare += 1
 
     rows = [_episode_row(e, e.slug in built, notes.get(e.slug)) for e in episodes]
-    (out / "static" / "episodes.js").write_text(
+    safewrite.write_text(
+        out / "static" / "episodes.js",
         "window.HEAR2ACT_EPISODES = " + json.dumps(rows, separators=(",", ":")) + ";\n",
-        encoding="utf-8",
+        root=out,
     )
     facets = {
         name: sorted({str(r[name]) for r in rows})
@@ -688,7 +684,7 @@ def _write_site(
         problems=problems[:_MAX_LISTED],
         more_problems=max(0, len(problems) - _MAX_LISTED),
     )
-    _write_new(out / "index.html", html.encode("utf-8", "replace"))
+    safewrite.write_atomic(out / "index.html", html.encode("utf-8", "replace"), root=out)
     return SiteSummary(
         out, len(rows), len(built), n_compare, len(clips.names), tuple(skipped), unread
     )

@@ -16,10 +16,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from hear2act_env import jsonsafe
-from hear2act_env.atomic import atomic_write
 from hear2act_env.errors import Hear2ActError, ScenarioError
 from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.protocol.validator import problems
+from hear2act_env.safewrite import write_atomic
 
 #: Version of the shipped bank, recorded in every run manifest (and RL model config): 3, whose
 #: needs are drawn last, uniformly among the need triples its option tables admit (DESIGN
@@ -60,8 +60,8 @@ def write_bank(scenarios: Sequence[Scenario], folder: Path = DATA) -> str:
     """Write ``bank.jsonl`` and ``bank.sha256`` into ``folder``; return the checksum."""
     data = dumps_bank(scenarios)
     digest = hashlib.sha256(data).hexdigest()
-    atomic_write(folder / BANK_PATH.name, data)
-    atomic_write(folder / CHECKSUM_PATH.name, (digest + "\n").encode("ascii"))
+    write_atomic(folder / BANK_PATH.name, data)
+    write_atomic(folder / CHECKSUM_PATH.name, (digest + "\n").encode("ascii"))
     return digest
 
 

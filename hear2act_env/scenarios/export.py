@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
+from hear2act_env import safewrite
 from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.scenarios.bank import dumps_bank
 
@@ -38,20 +39,16 @@ Seeded from the Schema-Guided Dialogue service schemas (Rastogi et al., 2020), C
 def export_bank(scenarios: Sequence[Scenario], out: Path, fmt: ExportFormat) -> list[Path]:
     """Write ``scenarios`` to ``out`` (a file for jsonl, a folder for hf); return written paths."""
     if fmt == "jsonl":
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_bytes(dumps_bank(scenarios))
-        return [out]
-    data = out / "data"
-    data.mkdir(parents=True, exist_ok=True)
+        return [safewrite.write_atomic(out, dumps_bank(scenarios))]
+    data = safewrite.ensure_folder(out / "data", root=out)
     written = []
     for split in ("train", "test"):
         path = data / f"{split}.jsonl"
         rows = [json.dumps(s.to_dict(), sort_keys=True) for s in scenarios if s.split == split]
-        path.write_text("\n".join(rows) + "\n", encoding="ascii")
-        written.append(path)
-    card = out / "README.md"
-    card.write_text(
+        written.append(safewrite.write_text(path, "\n".join(rows) + "\n", root=out))
+    card = safewrite.write_text(
+        out / "README.md",
         _CARD.format(n=len(scenarios), n_domains=len({s.domain for s in scenarios})),
-        encoding="utf-8",
+        root=out,
     )
     return [*written, card]

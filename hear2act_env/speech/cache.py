@@ -38,9 +38,9 @@ from pathlib import Path
 
 import numpy as np
 
-from hear2act_env.atomic import atomic_write
 from hear2act_env.boundedio import UnreadableFile, read_regular_fd
 from hear2act_env.errors import ConfigError
+from hear2act_env.safewrite import write_atomic
 from hear2act_env.speech.utterance import Renderer, Utterance
 
 __all__ = [
@@ -373,7 +373,7 @@ class AudioCache:
                 self.stats.unstored += 1
             return
         try:
-            atomic_write(path, header + payload)
+            write_atomic(path, header + payload)
         except OSError as exc:  # read-only, not a folder, disk full: render on, uncached
             self._writable = False
             warnings.warn(

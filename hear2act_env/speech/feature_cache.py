@@ -5,7 +5,10 @@ feature code's version (``features.FEATURES_VERSION``), so any process (a ``Subp
 worker, a later training run) that meets the same clip reads its features instead of
 recomputing the pitch track. Entries live at ``root/<key[:2]>/<key>.h2f``: a header (magic,
 key, feature count, CRC-32 of the values) and the float32 values, written atomically; a corrupt
-entry is recomputed and rewritten, never served. A folder that cannot be written warns once and
+entry is recomputed and rewritten, never served. An entry is read only as a regular file of at
+most ``MAX_FEATURE_BYTES`` reached without a link below the root (``cache.read_entry``): a link
+(to ``/dev/zero`` or out of the cache), a FIFO or a device in its place is a miss, and a new
+entry replaces it, never written through it (``safewrite``). A folder that cannot be written warns once and
 computation goes on uncached. The default folder is ``features/`` inside the audio cache's
 (``cache.default_cache_dir()``).
 """
@@ -20,11 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
-from hear2act_env.atomic import atomic_write
-from hear2act_env.speech.cache import default_cache_dir
+from hear2act_env.safewrite import UnsafeOutputError, write_atomic
+from hear2act_env.speech.cache import default_cache_dir, read_entry
 from hear2act_env.speech.features import FEATURES_VERSION
 
 __all__ = [
+    "MAX_FEATURE_BYTES",
     "FeatureCache",
     "SkipIfCached",
     "default_feature_dir",
@@ -34,6 +38,8 @@ __all__ = [
 
 _MAGIC = b"H2AFEA1\n"
 _HEADER = struct.Struct("<8s16sII")  # magic, key, n_values, crc32(payload)
+#: The largest entry read (a log-mel spectrogram of a minute of audio is under 2 MB).
+MAX_FEATURE_BYTES = 16 << 20
 
 
 def default_feature_dir() -> Path:
@@ -74,14 +80,20 @@ class FeatureCache:
         self.corrupt = 0
 
     def path_for(self, key: bytes) -> Path:
+        return self.root.joinpath(*self._parts(key))
+
+    @staticmethod
+    def _parts(key: bytes) -> tuple[str, str]:
         name = key.hex()
-        return self.root / name[:2] / f"{name}.h2f"
+        return name[:2], f"{name}.h2f"
 
     def get(self, key: bytes) -> np.ndarray | None:
         """The stored vector, or None (missing or corrupt)."""
         try:
-            blob = self.path_for(key).read_bytes()
-        except OSError:
+            blob = read_entry(self.root, self._parts(key), MAX_FEATURE_BYTES)
+        except (OSError, ValueError):  # a link, FIFO, device, folder or oversized file
+            blob = b""
+        if blob is None:
             self.misses += 1
             return None
         if len(blob) >= _HEADER.size:
@@ -106,7 +118,9 @@ class FeatureCache:
         payload = np.ascontiguousarray(values, dtype="<f4").tobytes()
         header = _HEADER.pack(_MAGIC, key, len(payload) // 4, zlib.crc32(payload))
         try:
-            atomic_write(self.path_for(key), header + payload)
+            write_atomic(self.path_for(key), header + payload, root=self.root)
+        except UnsafeOutputError:  # a link or a file where the fan-out folder goes: not stored
+            return
         except OSError as exc:
             self._writable = False
             warnings.warn(

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from hear2act_env import jsonsafe
-from hear2act_env.atomic import atomic_write
 from hear2act_env.errors import ConfigError
 from hear2act_env.protocol.delivery import STATE_OF_DELIVERY
+from hear2act_env.safewrite import write_atomic
 from hear2act_env.speech.cache import AudioCache, speak
 from hear2act_env.speech.features import FEATURE_NAMES, prosodic_features
 from hear2act_env.speech.utterance import Renderer, Utterance
@@ -118,21 +118,43 @@ class LogisticModel:
             raise ConfigError(f"not a hear2act logistic model: a JSON {type(data).__name__}")
         if data.get("kind") != "hear2act-logistic-v1":
             raise ConfigError(f"not a hear2act logistic model: kind={data.get('kind')!r}")
-        names = tuple(data["feature_names"])
-        arrays = [np.asarray(data[k], dtype=np.float64) for k in ("mean", "scale", "weights")]
+        try:
+            names = data["feature_names"]
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise TypeError("feature_names is not a list of names")
+            arrays = [np.asarray(data[k], dtype=np.float64) for k in ("mean", "scale", "weights")]
+            bias, l2 = float(data["bias"]), float(data.get("l2", 1.0))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(
+                f"not a hear2act logistic model: {type(exc).__name__}: {exc}"
+            ) from None
         if any(a.shape != (len(names),) for a in arrays):
             raise ConfigError("model arrays do not match its feature names")
-        return cls(*arrays, float(data["bias"]), names, float(data.get("l2", 1.0)))
+        if not all(np.isfinite(a).all() for a in arrays) or not np.isfinite([bias, l2]).all():
+            raise ConfigError("not a hear2act logistic model: a weight is not a finite number")
+        return cls(*arrays, bias, tuple(names), l2)
 
     def save(self, path: Path | str) -> None:
         """Write the model as JSON (atomically: an interrupted save leaves no torn file)."""
-        atomic_write(path, (json.dumps(self.to_dict(), indent=2) + "\n").encode("utf-8"))
+        write_atomic(path, (json.dumps(self.to_dict(), indent=2) + "\n").encode("utf-8"))
 
     @classmethod
     def load(cls, path: Path | str) -> LogisticModel:
-        """Read a model written by ``save`` (a file nested too deeply: ``JSONDepthError``, a
-        ``ValueError``)."""
-        return cls.from_dict(jsonsafe.load_file(path))
+        """Read a model written by ``save``; a file that is not one (not JSON, nested too deeply,
+        missing or ill-typed fields, unreadable) is a ``ConfigError`` naming it."""
+        try:
+            data = jsonsafe.load_file(path)
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read the model ({exc.strerror or exc})") from None
+        except ValueError as exc:  # not UTF-8, not JSON, too deep, not a regular file
+            raise ConfigError(
+                f"{path}: not a hear2act logistic model ({type(exc).__name__}); expected the "
+                "JSON file that 'hear2act perceive --save-perceiver' writes"
+            ) from None
+        try:
+            return cls.from_dict(data)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
 
 
 def _sigmoid(t: np.ndarray) -> np.ndarray:

@@ -96,6 +96,7 @@ def prerender(
     seconds = 0.0
     misses = done = 0
     ctx = mp.get_context("spawn")
+    workers = min(workers, len(parts))  # a pool starts all its processes at once
     pool_of = ctx.Pool(workers, initializer=_ignore_sigint) if workers > 1 else _Inline()
     with pool_of as pool:
         for sec, miss in pool.imap_unordered(

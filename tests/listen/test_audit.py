@@ -365,6 +365,49 @@ def test_cli_out_makes_then_reopens_and_serves(tmp_path, monkeypatch, capsys):
         audit_cli.run(parse("--out", str(folder), "--annotator", "no/slash"))
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--out", ""], "--out: got an empty path; expected a folder to write the audit to"),
+        (["--out", "  "], "--out: got an empty path ('  '); expected a folder to write the audit"),
+        (["--out", "", "--model", "openai:m"], "--out: got an empty path; expected a folder"),
+        (["--out", "\t", "--annotator", "ann"], "--out: got an empty path ('\\t'); expected"),
+        (["--out", "NEW", "--audio-cache", ""], "--audio-cache: got an empty path; expected"),
+        (["--out", "NEW", "--perceiver", " "], "--perceiver: got an empty path (' '); expected"),
+        (["--score", ""], "--score: got an empty path; expected an audit folder to score"),
+        (["--score", " "], "--score: got an empty path (' '); expected an audit folder"),
+        (["--score", "AUDIT", "--json", ""], "--json: got an empty path; expected a file"),
+        (["--score", "AUDIT", "--json", "  "], "--json: got an empty path ('  '); expected"),
+    ],
+)
+def test_an_empty_path_is_a_named_error_before_anything_is_made_or_served(
+    argv, message, audit_dir, tmp_path, monkeypatch, capsys
+):
+    """``--out ""`` once built and served an audit in the current folder (``Path("")`` is
+    ``.``): every path option of the command refuses an empty or blank value, exit status 2."""
+    from hear2act_env.cli import main
+    from hear2act_env.listen import server
+
+    def must_not(*args, **kwargs):
+        raise AssertionError(f"reached with an empty path: {args} {kwargs}")
+
+    monkeypatch.setattr(pa, "create_audit", must_not)
+    monkeypatch.setattr(server, "serve", must_not)
+    _hand_labels(audit_dir)  # so that --score would score, and --json write
+    here = tmp_path / "cwd"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    where = {"NEW": str(tmp_path / "new"), "AUDIT": str(audit_dir)}
+    before = sorted(p.relative_to(audit_dir) for p in audit_dir.rglob("*"))
+    assert main(["audit", *(where.get(a, a) for a in argv)]) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.splitlines()
+    assert line.startswith(f"hear2act: error: {message}"), line
+    assert "Traceback" not in captured.err and captured.out == ""
+    assert list(here.iterdir()) == [] and not (tmp_path / "new").exists()
+    assert sorted(p.relative_to(audit_dir) for p in audit_dir.rglob("*")) == before
+
+
 # --- 3. the app ---------------------------------------------------------------------------
 
 

@@ -159,15 +159,50 @@ def audit_plain(tmp_path_factory) -> Path:
 @pytest.mark.parametrize(
     ("reply", "label"),
     [
+        # one label, as a whole word, in any case, with any punctuation around it
         ("Resolved.", "resolved"),
         ("unresolved", "unresolved"),
+        ("RESOLVED", "resolved"),
         ("I'd say **Unresolved**: the voice hesitates.", "unresolved"),
-        ("The need is not resolved.", "unresolved"),
         ("Label: RESOLVED (the need sounds met)", "resolved"),
-        ("Unresolved, although the words say it is resolved.", "unresolved"),
+        ('"resolved"', "resolved"),
+        ("Answer: `unresolved`!", "unresolved"),
+        ("Resolved. Definitely resolved.", "resolved"),  # the same label twice
+        # a label then an explanation that does not name the other one
+        ("Unresolved: the user does not sound satisfied.", "unresolved"),
+        ("Resolved - no hesitation in the voice.", "resolved"),
+        # a negation directly before the only label reverses it
+        ("The need is not resolved.", "unresolved"),
+        ("Not unresolved.", "resolved"),
+        ("It isn't resolved", "unresolved"),
+        ("It isn’t resolved", "unresolved"),
+        ("never resolved", "unresolved"),
+        # both labels: no answer, whatever comes first, negated or not
+        ("resolved or unresolved, hard to say", None),
+        ("unresolved or resolved", None),
+        ("It's not resolved, it's unresolved", None),
+        ("Unresolved, although the words say it is resolved.", None),
+        ("Resolved (not unresolved).", None),
+        ("resolved/unresolved", None),
+        ("RESOLVED? UNRESOLVED?", None),
+        # one label read two ways: no answer
+        ("Resolved? Not resolved.", None),
+        # a negation elsewhere before the label in its clause: no answer, never a guess
+        ("I don't think it's resolved", None),
+        ("not fully resolved", None),
+        ("It is not not resolved", None),
+        ("The user does not sound happy so unresolved", None),
+        # neither label, or a label only inside another word: no answer
         ("I cannot tell.", None),
         ("irresolvedness", None),
+        ("unresolvedness", None),
+        ("resolvedly", None),
+        ("un-resolved", None),
+        ("well-resolved", None),
+        ("resolved_label", None),
+        ("resolve", None),
         ("", None),
+        ("   ", None),
         (None, None),
     ],
 )

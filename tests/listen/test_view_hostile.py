@@ -341,12 +341,15 @@ CASES: dict[str, tuple[Case, int, str]] = {
         0,
         "corrupt record",
     ),
-    "agent_stats the report cannot read": (
+    "agent_stats the report cannot read": (  # a corrupt line since values are checked
         _results(
-            lambda g: [_record(g, agent_stats={"calls": "many", "unchecked_audio_calls": []})]
+            lambda g: [
+                _record(g, agent_stats={"calls": "many", "unchecked_audio_calls": []}),
+                _record(g, 1),
+            ]
         ),
         0,
-        "no summary",
+        "agent_stats.calls",
     ),
     "a 400-digit reward": (
         _results(lambda g: [_record(g, reward=10**400), _record(g, 1)]),

@@ -105,8 +105,8 @@ def test_a_served_model_labels_every_clip_and_is_scored(audit_dir, server, capsy
 
 
 def test_an_outage_stops_the_run_keeps_the_labels_and_resumes(audit_dir, server, capsys):
-    with pytest.raises(InfrastructureError, match="3 of 10 labels are saved"):
-        audit_cli.run(model_args(audit_dir, server, "labeller-down-after-3"))
+    assert audit_cli.run(model_args(audit_dir, server, "labeller-down-after-3")) == 3
+    assert "3 of 10 labels are saved" in capsys.readouterr().err
     audit = pa.Audit.load(audit_dir)
     ((run, labels),) = model_runs(audit)
     assert len(labels) == 3
@@ -114,8 +114,8 @@ def test_an_outage_stops_the_run_keeps_the_labels_and_resumes(audit_dir, server,
     from .conftest import server_reset
 
     server_reset(server)
-    with pytest.raises(InfrastructureError, match="6 of 10 labels are saved"):
-        audit_cli.run(model_args(audit_dir, server, "labeller-down-after-3"))
+    assert audit_cli.run(model_args(audit_dir, server, "labeller-down-after-3")) == 3
+    assert "6 of 10 labels are saved" in capsys.readouterr().err
     ((_, labels),) = model_runs(audit)
     assert len(labels) == 6
     raw = (audit_dir / "models" / f"{run.slug}.jsonl").read_text().splitlines()
@@ -123,22 +123,101 @@ def test_an_outage_stops_the_run_keeps_the_labels_and_resumes(audit_dir, server,
     assert all(v is not None for v in labels.values())  # an outage is never a wrong answer
 
 
-def test_a_torn_last_line_from_a_killed_run_is_cut_and_its_clip_labelled_again(audit_dir, server):
+def test_a_torn_last_line_from_a_killed_run_is_cut_and_its_clip_labelled_again(
+    audit_dir, server, capsys
+):
     """kill -9 in the middle of writing a label leaves a torn last line: the rerun cuts it and
     labels that clip again, every other clip once."""
-    with pytest.raises(InfrastructureError):
-        audit_cli.run(model_args(audit_dir, server, "labeller-down-after-3"))
+    assert audit_cli.run(model_args(audit_dir, server, "labeller-down-after-3")) == 3
     (path,) = (audit_dir / "models").glob("*.jsonl")
     whole = path.read_bytes()
     path.write_bytes(whole[: whole.rstrip(b"\n").rfind(b"\n") + 1] + b'{"clip": "ab')
     from .conftest import server_reset
 
     server_reset(server)  # the same model again: 2 labels kept, the torn third redone
-    with pytest.raises(InfrastructureError, match="5 of 10 labels are saved"):
-        audit_cli.run(model_args(audit_dir, server, "labeller-down-after-3"))
+    assert audit_cli.run(model_args(audit_dir, server, "labeller-down-after-3")) == 3
+    assert "5 of 10 labels are saved" in capsys.readouterr().err
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     assert len(lines) == 5 and len({x["clip"] for x in lines}) == 5
     assert [x["clip"] for x in lines] == sorted(x["clip"] for x in lines)  # in id order
+
+
+def _main_args(folder: Path, server: str, model: str, *more: str) -> list[str]:
+    return [
+        "audit", "--out", str(folder), "--model", f"openai:{model}", "--base-url", server,
+        "--setting", "send_audio=true", "--setting", "max_retries=0", *more,
+    ]  # fmt: skip
+
+
+def test_an_outage_mid_run_exits_3_like_eval_with_one_line_saying_what_is_saved(
+    audit_dir, server, capsys
+):
+    """An outage after some labels is the run's trouble, not the command's: exit status 3
+    (as ``eval`` with errored episodes), one line with the count saved, no traceback; the
+    same command continues."""
+    from hear2act_env.cli import main
+    from hear2act_env.cli.status import EXIT_EPISODE_ERRORS
+
+    assert main(_main_args(audit_dir, server, "labeller-down-after-3")) == EXIT_EPISODE_ERRORS
+    captured = capsys.readouterr()
+    (line,) = captured.err.splitlines()
+    assert line.startswith("hear2act: error: --model openai:labeller-down-after-3: ")
+    assert "3 of 10 labels are saved; run the same command again to continue" in line
+    assert "Traceback" not in captured.err and "labelled" not in captured.out
+    audit = pa.Audit.load(audit_dir)
+    ((_, labels),) = model_runs(audit)
+    assert len(labels) == 3
+    # the library call raises (a caller decides); the command turns it into status 3
+    spec = "openai:labeller-down-after-3"
+    backend = make_backend(spec, base_url=server, send_audio=True, max_retries=0)
+    with pytest.raises(InfrastructureError, match="3 of 10 labels are saved"):
+        label_audit(audit, backend, spec, {"send_audio": "true", "max_retries": "0"})
+    # with the probe skipped, an outage from the first call on is the same: 3, nothing saved
+    fresh = audit_dir.parent / "fresh"
+    shutil.copytree(audit_dir, fresh)
+    shutil.rmtree(fresh / "models")
+    args = _main_args(fresh, server, "down", "--no-probe", "--trust-audio")
+    assert main(args) == EXIT_EPISODE_ERRORS
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "0 of 10 labels are saved" in line
+
+
+def test_a_server_down_at_the_start_fails_the_probe_with_exit_2_as_eval_does(
+    audit_dir, server, capsys
+):
+    from hear2act_env.cli import main
+    from hear2act_env.cli.status import EXIT_BAD_CONFIG
+
+    assert main(_main_args(audit_dir, server, "down")) == EXIT_BAD_CONFIG
+    err = capsys.readouterr().err
+    assert "did not answer a probe request" in err and "Traceback" not in err
+    assert not (audit_dir / "models").exists()
+
+
+class Hedges:
+    """An audio backend whose every reply names both labels, the first one first."""
+
+    supports_audio = True
+    name = "hedge"
+
+    def __init__(self, reply: str) -> None:
+        self.reply = reply
+
+    def complete(self, messages, *, audio=None, seed=None, run=0):
+        return self.reply
+
+
+@pytest.mark.parametrize(
+    "reply", ["resolved or unresolved, hard to say", "It's not resolved, it's unresolved"]
+)
+def test_a_model_that_names_both_labels_has_no_answer_not_the_first_label(audit_dir, reply):
+    audit = pa.Audit.load(audit_dir)
+    done = label_audit(audit, Hedges(reply), "openai:hedge", {})
+    assert (done.labelled, done.no_answer) == (N, N)
+    ((_, labels),) = model_runs(audit)
+    assert set(labels.values()) == {None}
+    (model,) = sc.score_audit(audit_dir, resamples=50).models
+    assert model.no_answer == N and model.overall.value == 0.0
 
 
 def test_a_folder_served_to_people_is_not_labelled_by_a_model_meanwhile(audit_dir, server):

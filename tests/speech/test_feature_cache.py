@@ -159,3 +159,44 @@ def test_render_features_makes_a_scenario_play_without_rendering(tmp_path, monke
         if terminated or truncated:
             break
     assert env.unwrapped._speaker()[1].stats.misses == 0
+
+
+def test_an_entry_that_links_to_dev_zero_is_a_miss_and_is_replaced_not_read(tmp_path):
+    wave = _tone()
+    cache = FeatureCache(tmp_path)
+    key = waveform_key(wave)
+    path = cache.path_for(key)
+    path.parent.mkdir(parents=True)
+    path.symlink_to("/dev/zero")
+    assert cache.get(key) is None and cache.misses == 1  # at once: /dev/zero is never read
+    cache.put(key, prosodic_features(wave, 16000))
+    assert not path.is_symlink() and cache.get(key) is not None
+
+
+def test_an_entry_linked_out_of_the_cache_is_not_read_and_its_target_kept(tmp_path):
+    wave = _tone()
+    root = tmp_path / "cache"
+    cache = FeatureCache(root)
+    key = waveform_key(wave)
+    cache.put(key, prosodic_features(wave, 16000))
+    outside = tmp_path / "outside.h2f"
+    outside.write_bytes(cache.path_for(key).read_bytes())  # a valid entry, but outside
+    cache.path_for(key).unlink()
+    cache.path_for(key).symlink_to(outside)
+    assert cache.get(key) is None
+    before = outside.read_bytes()
+    cache.put(key, prosodic_features(wave, 16000))
+    assert outside.read_bytes() == before and not cache.path_for(key).is_symlink()
+
+
+def test_a_linked_fan_out_folder_is_neither_read_nor_written(tmp_path):
+    wave = _tone()
+    root = tmp_path / "cache"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cache = FeatureCache(root)
+    key = waveform_key(wave)
+    root.mkdir()
+    (root / key.hex()[:2]).symlink_to(elsewhere, target_is_directory=True)
+    cache.put(key, prosodic_features(wave, 16000))
+    assert list(elsewhere.iterdir()) == [] and cache.get(key) is None

@@ -123,3 +123,42 @@ def test_calibration_curve_espeak():
     points = {p.strength: p.accuracy for p in calibrate([0.0, 1.0], train_reps=2, test_reps=2)}
     assert points[0.0] == 0.5
     assert 0.88 <= points[1.0] <= 0.96
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"this is not json",
+        b"\xff\xfe",
+        b"[1, 2, 3]",
+        b'{"kind": "hear2act-logistic-v1"}',
+        b'{"kind": "hear2act-logistic-v1", "feature_names": "abc", "mean": [], "scale": [], '
+        b'"weights": [], "bias": 0}',
+        b'{"kind": "hear2act-logistic-v1", "feature_names": ["a"], "mean": [NaN], "scale": [1], '
+        b'"weights": [1], "bias": 0}',
+        b'{"kind": "hear2act-logistic-v1", "feature_names": ["a"], "mean": ["x"], "scale": [1], '
+        b'"weights": [1], "bias": 0}',
+        b"[" * 5000 + b"]" * 5000,
+    ],
+    ids=["not json", "not utf-8", "a list", "no fields", "names a string", "nan", "a str", "deep"],
+)
+def test_a_file_that_is_not_a_saved_model_is_a_config_error_naming_it(tmp_path, content):
+    from hear2act_env.errors import ConfigError
+    from hear2act_env.speech.perception import LogisticModel
+
+    path = tmp_path / "model.json"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError, match="model.json"):
+        LogisticModel.load(path)
+
+
+def test_perceiver_prosody_file_not_json_is_one_line_exit_2(tmp_path, capsys):
+    from hear2act_env.cli import main
+
+    bad = tmp_path / "p.json"
+    bad.write_text("not json at all")
+    argv = ["eval", "--agents", "openai:m", "--base-url", "http://127.0.0.1:9", "--no-probe"]
+    argv += ["--perceiver", f"prosody:{bad}"]
+    assert main([*argv, "--out", str(tmp_path / "o"), "--split", "test"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "p.json" in err

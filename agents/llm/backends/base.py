@@ -5,6 +5,7 @@ stored in one place)."""
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -31,9 +32,21 @@ __all__ = [
     "Request",
     "Usage",
     "clips_of",
+    "finite_number",
 ]
 
 Message = dict[str, Any]
+
+
+def finite_number(value: Any) -> bool:
+    """Whether ``value`` is a real, finite number (not NaN, not infinite, not a bool, not an
+    integer too large for a float): what a numeric backend setting must be."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int past the float range
+        return False
 
 
 class BackendError(Hear2ActError, RuntimeError):
@@ -178,6 +191,10 @@ class LocalGeneration(CallTracking):
     ) -> None:
         """Check the limits (``ConfigError`` naming the backend), then resolve the model path
         and the device and store the generation settings."""
+        if not finite_number(temperature):
+            raise ConfigError(
+                f"{self.kind} backend: temperature must be a finite number; got {temperature!r}"
+            )
         if max_new_tokens < 1 or max_batch_size < 1 or temperature < 0:
             raise ConfigError(
                 f"{self.kind} backend: max_new_tokens and max_batch_size must be >= 1, "

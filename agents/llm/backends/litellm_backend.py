@@ -22,7 +22,14 @@ and redaction.
   cannot read are retried, then ``BackendError`` (the policy records an infrastructure error);
   401/403/404 and 400/422 (a request the provider will never take: an unknown model string, a
   parameter or content part the model does not support, a prompt over its context) are
-  ``ConfigError``.
+  ``ConfigError``. A connection that fails (refused, unknown host, reset) reads as it does
+  from ``openai:`` (``connection to ADDRESS failed (ConnectError(...))``) and is retried with
+  the same backoff, although LiteLLM reports it as an HTTP 500 (``InternalServerError``
+  wrapping the transport error): the transport error is found in the exception's chain.
+- Quiet: LiteLLM's and pydantic's warnings about LiteLLM's own types (pydantic's notes on its
+  ``ReadOnly`` TypedDict items, deprecations attributed to LiteLLM's modules) are filtered
+  where LiteLLM is loaded, and its loggers show errors only (unless ``LITELLM_LOG`` is set),
+  so a run prints no third-party warnings.
 - LiteLLM's own retries are off (``num_retries=0``, ``max_retries=0``); parameters a provider
   does not take (``seed`` on Anthropic) are dropped (``drop_params``).
 - Nothing is fetched for metadata: before LiteLLM is imported the backend sets
@@ -37,8 +44,10 @@ and redaction.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
+import socket
 import threading
 import warnings
 from typing import Any
@@ -46,7 +55,7 @@ from typing import Any
 from hear2act_agents.llm.backends.base import BackendError, BackendTimeout
 from hear2act_agents.llm.backends.openai_http import OpenAIChatBackend, limiter_for
 from hear2act_env.errors import ConfigError, MissingExtraError
-from hear2act_env.redaction import redact_url
+from hear2act_env.redaction import redact_url, redact_urls
 
 __all__ = ["OFFLINE_ENV", "LiteLLMBackend", "load_litellm"]
 
@@ -64,23 +73,51 @@ _ARGUMENTS = ("model", "messages", "temperature", "max_tokens", "top_p", "seed")
 #: Environment variables whose values are credentials (kept out of logs and messages).
 _KEY_NAME = re.compile(r"(API_KEY|AUTH_TOKEN|SECRET_ACCESS_KEY|SESSION_TOKEN|_TOKEN|_SECRET)$")
 
+#: LiteLLM's loggers (each with its own stderr handler): errors only, unless ``LITELLM_LOG``.
+LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+
+#: The most links of an exception's chain (``__cause__``/``__context__``) looked through.
+_CHAIN_MAX = 16
+
 _LOCK = threading.Lock()
 
 
+def quiet_litellm() -> None:
+    """Filter the third-party warnings LiteLLM brings (process-wide, since its calls run in
+    worker threads where ``catch_warnings`` cannot reach): every warning attributed to a
+    ``litellm`` module, and pydantic's notes on the ``ReadOnly`` items of LiteLLM's TypedDicts
+    (raised from pydantic's own modules when LiteLLM first builds a model, on the first call).
+    Other code's warnings are untouched."""
+    warnings.filterwarnings("ignore", module=r"litellm(\.|$)")
+    warnings.filterwarnings(
+        "ignore",
+        message=r"Items? .* on TypedDict class .* (is|are) using the `ReadOnly` qualifier",
+        category=UserWarning,
+        module=r"pydantic(\.|$)",
+    )
+
+
 def load_litellm() -> Any:
-    """The ``litellm`` module, imported with ``OFFLINE_ENV`` set and its console help texts
-    off; ``MissingExtraError`` naming the ``litellm`` extra when it is not installed."""
+    """The ``litellm`` module, imported with ``OFFLINE_ENV`` set, its third-party warnings
+    filtered (``quiet_litellm``), its loggers at ERROR (unless ``LITELLM_LOG`` is set) and its
+    console help texts off; ``MissingExtraError`` naming the ``litellm`` extra when it is not
+    installed."""
     with _LOCK:
         os.environ.update(OFFLINE_ENV)
+        quiet_litellm()
         try:
-            with warnings.catch_warnings():  # pydantic's notes on LiteLLM's own types
+            with warnings.catch_warnings():  # anything else its import says, once
                 warnings.simplefilter("ignore", UserWarning)
+                warnings.simplefilter("ignore", DeprecationWarning)
                 import litellm
         except ImportError as exc:
             raise MissingExtraError("litellm", "litellm") from exc
         litellm.suppress_debug_info = True  # no "Give Feedback" banner on every error
         if hasattr(litellm, "telemetry"):
             litellm.telemetry = False
+        if not os.environ.get("LITELLM_LOG"):
+            for name in LOGGERS:
+                logging.getLogger(name).setLevel(logging.ERROR)
         return litellm
 
 
@@ -144,7 +181,7 @@ class LiteLLMBackend(OpenAIChatBackend):
             _, provider, _, _ = self._litellm.get_llm_provider(model, api_base=base_url)
         except Exception as exc:  # noqa: BLE001 - LiteLLM's BadRequestError, ValueError...
             raise ConfigError(
-                f"litellm backend: model {model!r} names no provider LiteLLM knows "
+                f"litellm backend: model {redact_urls(model)!r} names no provider LiteLLM knows "
                 f"({type(exc).__name__}); expected PROVIDER/MODEL, e.g. "
                 "'anthropic/claude-3-5-haiku-latest', 'gemini/gemini-2.0-flash', "
                 "'openai/gpt-4o-mini'"
@@ -152,10 +189,11 @@ class LiteLLMBackend(OpenAIChatBackend):
         self.provider = str(provider)
         self.base_url = str(base_url).rstrip("/") if base_url else None
         self.url = self.base_url
-        self.shown_url = redact_url(self.base_url) if self.base_url else f"the {provider} API"
+        server = self.base_url or _model_url(model)  # oobabooga/http://HOST, huggingface/...
+        self.shown_url = redact_url(server) if server else f"the {provider} API"
         self.shown_base = self.shown_url
         self.api_key_env = api_key_env
-        self.name = f"litellm:{model}"
+        self.name = f"litellm:{redact_urls(model)}"  # a URL in the model string: no password
         self.limiter = limiter_for(self.base_url or f"litellm:{self.provider}", max_concurrency)
 
     # -- what differs from openai: ---------------------------------------------------------
@@ -259,6 +297,9 @@ class LiteLLMBackend(OpenAIChatBackend):
             raise BackendTimeout(
                 self.redact_text(f"{self.name}: no reply within {self.timeout:g} s ({what})")
             )
+        transport = self._transport_error(exc)
+        if transport is not None:  # the shared loop: "connection to ... failed", retried
+            raise transport
         status = getattr(exc, "status_code", None)
         if not isinstance(status, int) or isinstance(status, bool) or not 400 <= status < 600:
             raise BackendError(self.redact_text(f"{self.name}: LiteLLM failed ({what})"))
@@ -275,3 +316,29 @@ class LiteLLMBackend(OpenAIChatBackend):
         except (TypeError, ValueError):
             headers = {}
         return status, headers, what.encode("utf-8", "replace")
+
+    def _transport_error(self, exc: BaseException) -> BaseException | None:
+        """The connection failure under a LiteLLM exception, as the ``httpx`` error the shared
+        loop reads as ``openai:`` does (LiteLLM reports a refused connection as an HTTP 500
+        wrapping ``openai.APIConnectionError`` wrapping ``httpx.ConnectError``): the first
+        ``httpx.TransportError`` of the chain, else a socket error of it (refused, reset, an
+        unknown host) as ``httpx.ConnectError``; None for a reply the server did send."""
+        seen: set[int] = set()
+        socket_error: OSError | None = None
+        link: BaseException | None = exc
+        while link is not None and id(link) not in seen and len(seen) < _CHAIN_MAX:
+            seen.add(id(link))
+            if isinstance(link, self._httpx.TransportError):
+                return link
+            if socket_error is None and isinstance(link, ConnectionError | socket.gaierror):
+                socket_error = link
+            link = link.__cause__ or link.__context__
+        if socket_error is not None:
+            return self._httpx.ConnectError(str(socket_error) or type(socket_error).__name__)
+        return None
+
+
+def _model_url(model: str) -> str | None:
+    """The server URL a model string carries (``oobabooga/http://HOST:5000``), or None."""
+    found = re.search(r"[A-Za-z][A-Za-z0-9+.-]*://\S*", model)
+    return found.group(0) if found else None

@@ -61,6 +61,7 @@ from hear2act_agents.llm.backends.base import (
     Reply,
     Usage,
     clips_of,
+    finite_number,
 )
 from hear2act_agents.llm.cache import ResponseCache, audio_digest, cache_key
 from hear2act_agents.loading import require
@@ -72,6 +73,9 @@ from hear2act_env.seeding import derive_seed
 __all__ = ["OpenAIChatBackend", "client_pool", "limiter_for", "probe_clip", "wav_base64"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+#: The largest ``max_tokens`` sent: OpenAI-compatible servers read it as a 32-bit integer.
+MAX_TOKENS_LIMIT = 2**31 - 1
 
 
 class _Limiter:
@@ -371,10 +375,26 @@ class OpenAIChatBackend(CallTracking):
         kind = self.kind
         if not model:
             raise ConfigError(f"{kind} backend: the model name is empty")
+        numbers = {
+            "timeout": timeout,
+            "backoff_base": backoff_base,
+            "backoff_max": backoff_max,
+            "max_retry_after": max_retry_after,
+            "temperature": temperature,
+            "deadline": deadline,
+            "top_p": top_p,
+        }
+        for name, value in numbers.items():  # NaN passes every comparison below
+            if value is not None and not finite_number(value):
+                raise ConfigError(f"{kind} backend: {name} must be a finite number; got {value!r}")
         if timeout <= 0 or max_retries < 0 or max_concurrency < 1 or max_tokens < 1:
             raise ConfigError(
                 f"{kind} backend: timeout must be > 0, max_retries >= 0, max_concurrency >= 1 "
                 "and max_tokens >= 1"
+            )
+        if max_tokens > MAX_TOKENS_LIMIT:  # sent as is: servers parse it as a 32-bit integer
+            raise ConfigError(
+                f"{kind} backend: max_tokens must be at most {MAX_TOKENS_LIMIT}; got {max_tokens!r}"
             )
         if (deadline is not None and deadline <= 0) or max_reply_bytes < 1024:
             raise ConfigError(
