@@ -284,7 +284,7 @@ def run_cli(stub: Stub, args: argparse.Namespace, ids: list[str], out: Path) -> 
         conditions=(Condition.of("T"), Condition.of("T+S")),
         scenarios=tuple(ids),
     ).keys()
-    cmd = [sys.executable, "-m", "hear2act_env.cli", "eval", "--agents", "openai:stub"]
+    cmd = [sys.executable, "-m", "hear2act_cli", "eval", "--agents", "openai:stub"]
     cmd += ["--base-url", stub.base_url, "--split", "all", "--scenarios", *ids]
     cmd += ["--access", "T", "T+S", "--out", str(out), "--no-plots"]
     cmd += ["--workers", str(args.workers), "--setting", f"max_concurrency={args.max_concurrency}"]

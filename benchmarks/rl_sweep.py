@@ -27,7 +27,7 @@ from typing import Any
 from rl_sweep_report import ACCESSES, BASELINES, COSTS, REALIZATIONS, finished_runs, report_sweep
 
 from hear2act_agents.rl.evaluation import evaluate_models
-from hear2act_env.cli.rl import default_run_name as run_name
+from hear2act_cli.rl import default_run_name as run_name
 from hear2act_env.conditions import Access
 from hear2act_env.evaluation.records import EpisodeRecord
 
@@ -70,7 +70,7 @@ def train_sweep(
                 if (out / "model.zip").is_file():
                     continue
                 steps = audio_timesteps if with_audio else timesteps
-                cmd = [sys.executable, "-m", "hear2act_env.cli", "train", "--access", access]
+                cmd = [sys.executable, "-m", "hear2act_cli", "train", "--access", access]
                 cmd += ["--realization", realization, "--turn-cost", f"{cost:g}"]
                 cmd += ["--timesteps", str(steps), "--seed", str(seed), "--out", str(out)]
                 if with_audio:

@@ -1,6 +1,6 @@
 import pytest
 
-from hear2act_env.cli import main
+from hear2act_cli import main
 
 
 def test_demo_prints_transcript_with_state_tags(capsys):

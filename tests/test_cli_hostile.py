@@ -4,7 +4,7 @@ configuration, 3 episodes errored), never a traceback, a hang or a write outside
 given.
 
 Lines that could start a server or a long job run as subprocesses under a timeout; the rest run
-in this process through ``hear2act_env.cli.main`` (argparse's own usage errors exit 2).
+in this process through ``hear2act_cli.main`` (argparse's own usage errors exit 2).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.config import EnvConfig
 from hear2act_env.evaluation.runner import GridConfig
 
@@ -262,7 +262,7 @@ def test_an_odd_line_ends_in_a_result_or_one_line_error(place, capsys, line, cod
 def test_an_odd_line_that_could_serve_or_train_stops_in_time(place, line, codes):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run(
-        [sys.executable, "-m", "hear2act_env.cli", *_argv(line, place)],
+        [sys.executable, "-m", "hear2act_cli", *_argv(line, place)],
         capture_output=True,
         text=True,
         timeout=60,

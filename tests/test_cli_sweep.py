@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hear2act_env.cli import main
+from hear2act_cli import main
 
 #: {d} is a folder holding bad.jsonl (not JSON), badutf.jsonl (invalid UTF-8) and adir/.
 COMMANDS = [

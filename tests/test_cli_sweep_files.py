@@ -4,7 +4,7 @@ one-line error with a documented exit status (0 done, 2 bad arguments or an unus
 3 episodes errored; argparse's usage errors exit 2), never a traceback, a hang, a write through
 a link or a file outside the case's own folder.
 
-Each case runs ``hear2act_env.cli.main`` in this process, under a ``SIGALRM`` guard, in a fresh
+Each case runs ``hear2act_cli.main`` in this process, under a ``SIGALRM`` guard, in a fresh
 folder holding the odd inputs (``{i}``): empty, not UTF-8, a JSON list, nested 500 deep, 1e400,
 NaN, a folder, a FIFO, a link to ``/dev/zero``, a dangling link, a link to a file outside. A
 case may also get fresh copies of a finished results folder (``{run}``), an audit folder with
@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from hear2act_env.cli import main
+from hear2act_cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_MODEL = ROOT / "agents" / "rl" / "models" / "prosody-T-c0.05"

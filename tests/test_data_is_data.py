@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.errors import ConfigError, DomainError, ScenarioError
 from hear2act_env.evaluation.records import EpisodeKey, EpisodeRecord
 

@@ -25,7 +25,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # Repository folder -> import package it installs as (pyproject.toml [tool.setuptools]).
-SOURCE_PACKAGES = {"hear2act_env": "hear2act_env", "agents": "hear2act_agents"}
+SOURCE_PACKAGES = {
+    "hear2act_env": "hear2act_env",
+    "agents": "hear2act_agents",
+    "cli": "hear2act_cli",
+}
 # Ignored at the repository root only (checkout state, caches, outputs).
 _ROOT_SKIP = {".git", ".venv", "venv", "build", "dist", "runs", "out"}
 _SKIP_ANYWHERE = {"__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis", ".mypy_cache"}
@@ -200,7 +204,8 @@ def test_wheel_has_no_top_level_agents_and_coexists_with_an_agents_owner(tmp_pat
     assert not [n for n in names if n.startswith("agents/")], "the wheel ships a top-level agents/"
     assert "agents" not in top_level_declared
     top_level = {n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")}
-    assert top_level == {"hear2act_env", "hear2act_agents"}, top_level
+    assert top_level == {"hear2act_env", "hear2act_agents", "hear2act_cli"}, top_level
+    assert not [n for n in names if n.startswith("cli/")], "the wheel ships a top-level cli/"
     assert "hear2act_agents/__init__.py" in names
     assert "hear2act_env/scenarios/data/bank.jsonl" in names
     models = _shipped_models(src)

@@ -11,8 +11,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from hear2act_cli import build_parser
 from hear2act_env import Hear2ActEnv
-from hear2act_env.cli import build_parser
 from hear2act_env.conditions import ACCESS, Access, Condition
 from hear2act_env.errors import ConfigError
 
@@ -241,7 +241,7 @@ ABOVE_SCENARIOS = (
     "hear2act_env.wrappers",
     "hear2act_env.evaluation",
     "hear2act_env.listen",
-    "hear2act_env.cli",
+    "hear2act_cli",
 )
 
 

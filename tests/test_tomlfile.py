@@ -64,7 +64,7 @@ def test_toml_nested_hundreds_of_levels_is_a_named_error_not_a_recursion(tmp_pat
 
 @pytest.mark.parametrize("option", ["--config", "--prices"])
 def test_deep_toml_through_the_command_line_is_one_line_and_exit_2(tmp_path, capsys, option):
-    from hear2act_env.cli import main
+    from hear2act_cli import main
 
     path = tmp_path / "deep.toml"
     path.write_text("x = " + "[" * 800 + "]" * 800 + "\n")

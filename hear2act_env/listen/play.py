@@ -16,7 +16,7 @@ What the page gets is the observation and nothing else (``PlaySession.state``):
   the actions taken before it: nothing about its state or delivery is in the URL or the file);
 - with S, the state tag of each user reaction (the ``state`` observation, in words);
 - the topics to ASK about: the attribute labels of the options text in shown order, read with
-  the LLM agents' own parser (``hear2act_agents.llm.prompting.parse_options``).
+  the LLM agents' own parser (``hear2act_env.protocol.options_text.parse_options``).
 
 Never the truth, the scenario id, the seed, the delivery, the realization or (without S) a
 state; with S only what the ``state`` observation says. After an episode ends, the page shows
@@ -229,7 +229,7 @@ class _Episode:
 
 def _options_view(text: str) -> tuple[dict[str, Any], list[str], list[str]]:
     """The options as a table (attribute labels, rows), the topic labels and option names."""
-    from hear2act_agents.llm.prompting import parse_options
+    from hear2act_env.protocol.options_text import parse_options
 
     info = parse_options(text)
     attributes = list(info.attributes)

@@ -110,7 +110,7 @@ def _command(url: str, out: Path, backend: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "hear2act_env.cli",
+        "hear2act_cli",
         "eval",
         "--agents",
         "openai:scripted",
@@ -215,7 +215,7 @@ def test_a_signal_stops_training_with_a_resume_line(tmp_path):
     """``train`` (no cooperative loop: the signal interrupts SB3's loop) exits 130 quickly and
     says that no model was saved."""
     out = tmp_path / "run"
-    command = [sys.executable, "-m", "hear2act_env.cli", "train", "--timesteps", "1000000"]
+    command = [sys.executable, "-m", "hear2act_cli", "train", "--timesteps", "1000000"]
     _, err = _signal_when(
         [*command, "--out", str(out), "--quiet"],
         lambda: (out / "progress.csv").exists(),

@@ -132,7 +132,7 @@ def test_summarize_and_write_records_feed_the_report(tmp_path, capsys):
     assert [d.condition for d in summary.differences] == ["T+S - T"]
     path = write_records(episodes, tmp_path / "mine.jsonl", agent="prober")
     assert len(load_records(path)) == 2 * len(IDS)
-    from hear2act_env.cli import main
+    from hear2act_cli import main
 
     assert main(["report", str(path), "--no-plots"]) == 0
     assert "prober" in capsys.readouterr().out
@@ -188,7 +188,7 @@ def test_train_with_tensorboard_but_without_the_package_is_a_named_error(tmp_pat
     pytest.importorskip("sb3_contrib")
     if importlib.util.find_spec("tensorboard") is not None:
         pytest.skip("tensorboard is installed here")
-    from hear2act_env.cli import main
+    from hear2act_cli import main
 
     argv = ["train", "--timesteps", "64", "--out", str(tmp_path / "r"), "--quiet"]
     assert main([*argv, "--tensorboard", str(tmp_path / "tb")]) == 2

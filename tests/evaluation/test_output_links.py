@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.config import EnvConfig
 from hear2act_env.evaluation import runner
 from hear2act_env.evaluation.runner import GridConfig

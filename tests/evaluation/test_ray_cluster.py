@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from hear2act_agents.registry import make_agent
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.config import EnvConfig
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.runner import GridConfig, run_grid
@@ -240,7 +240,7 @@ def test_cluster_through_the_cli(cluster, serial_run, tmp_path):
     address, _ = cluster
     if ray.is_initialized():
         ray.shutdown()
-    argv = [sys.executable, "-m", "hear2act_env.cli", "eval", "--agents", "prober", "state-aware"]
+    argv = [sys.executable, "-m", "hear2act_cli", "eval", "--agents", "prober", "state-aware"]
     argv += ["--scenarios", *IDS, "--out", str(tmp_path), "--no-plots"]
     argv += ["--backend", "ray", "--ray-address", address, "--workers", "2"]
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}

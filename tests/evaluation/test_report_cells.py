@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.evaluation.leaderboard import (
     leaderboard_columns,
     leaderboard_markdown,

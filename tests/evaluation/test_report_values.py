@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.errors import Hear2ActError
 from hear2act_env.evaluation import records
 from hear2act_env.evaluation.records import EpisodeKey, EpisodeRecord

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hear2act_env.cli import audit as audit_cli
+from hear2act_cli import audit as audit_cli
 from hear2act_env.errors import ConfigError
 from hear2act_env.listen import audit_scores as sc
 from hear2act_env.listen import perception_audit as pa
@@ -385,7 +385,7 @@ def test_an_empty_path_is_a_named_error_before_anything_is_made_or_served(
 ):
     """``--out ""`` once built and served an audit in the current folder (``Path("")`` is
     ``.``): every path option of the command refuses an empty or blank value, exit status 2."""
-    from hear2act_env.cli import main
+    from hear2act_cli import main
     from hear2act_env.listen import server
 
     def must_not(*args, **kwargs):

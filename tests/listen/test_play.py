@@ -19,7 +19,7 @@ pytest.importorskip("httpx")
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from hear2act_env.cli import play as play_cli  # noqa: E402
+from hear2act_cli import play as play_cli  # noqa: E402
 from hear2act_env.conditions import Access  # noqa: E402
 from hear2act_env.env import Hear2ActEnv  # noqa: E402
 from hear2act_env.errors import ConfigError  # noqa: E402

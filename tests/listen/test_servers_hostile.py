@@ -600,7 +600,7 @@ def test_read_file_under_caps_the_size_and_stays_in_the_folder(tmp_path):
 def test_a_second_audit_server_on_a_folder_is_refused(audit_copy, monkeypatch):
     import argparse
 
-    from hear2act_env.cli import audit as audit_cli
+    from hear2act_cli import audit as audit_cli
     from hear2act_env.listen import server
 
     parser = argparse.ArgumentParser(prog="hear2act")
@@ -664,7 +664,7 @@ def test_a_signal_while_clips_are_made_stops_between_clips(tmp_path):
 
 
 def _command(kind: str, tmp_path: Path, folder: Path, port: int) -> list[str]:
-    base = [sys.executable, "-m", "hear2act_env.cli"]
+    base = [sys.executable, "-m", "hear2act_cli"]
     if kind == "audit":
         return [*base, "audit", "--out", str(folder), "--annotator", ANNOTATOR, "--port", str(port)]
     return [

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from hear2act_agents.registry import make_agent
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.config import EnvConfig
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import ConfigError

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from hear2act_agents.registry import make_agent
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.config import EnvConfig
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.runner import GridConfig, run_grid
@@ -499,7 +499,7 @@ def test_a_manifest_renderer_is_never_imported(grid, tmp_path, monkeypatch, caps
     for where in (folder, tmp_path):
         (where / "evil_mod.py").write_text(EVIL.format(marker=str(marker)))
     monkeypatch.chdir(folder)
-    monkeypatch.syspath_prepend(str(folder))  # as `python -m hear2act_env.cli view .` has it
+    monkeypatch.syspath_prepend(str(folder))  # as `python -m hear2act_cli view .` has it
     monkeypatch.delitem(sys.modules, "evil_mod", raising=False)
     rc = main(["view", ".", "--out", str(tmp_path / "site"), "--no-plots"])
     out = capsys.readouterr().out

@@ -10,7 +10,7 @@ import pytest
 import hear2act_env  # noqa: F401
 from hear2act_agents.llm import make_llm_agent
 from hear2act_agents.llm.backends.base import Usage
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.agent_logs import (
     find_episode_log,

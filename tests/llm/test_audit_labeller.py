@@ -15,7 +15,7 @@ import pytest
 
 from hear2act_agents.audit_labeller import label_audit
 from hear2act_agents.llm.factory import make_backend
-from hear2act_env.cli import audit as audit_cli
+from hear2act_cli import audit as audit_cli
 from hear2act_env.errors import ConfigError, InfrastructureError
 from hear2act_env.listen import audit_instructions as words
 from hear2act_env.listen import audit_scores as sc
@@ -155,8 +155,8 @@ def test_an_outage_mid_run_exits_3_like_eval_with_one_line_saying_what_is_saved(
     """An outage after some labels is the run's trouble, not the command's: exit status 3
     (as ``eval`` with errored episodes), one line with the count saved, no traceback; the
     same command continues."""
-    from hear2act_env.cli import main
-    from hear2act_env.cli.status import EXIT_EPISODE_ERRORS
+    from hear2act_cli import main
+    from hear2act_cli.status import EXIT_EPISODE_ERRORS
 
     assert main(_main_args(audit_dir, server, "labeller-down-after-3")) == EXIT_EPISODE_ERRORS
     captured = capsys.readouterr()
@@ -185,8 +185,8 @@ def test_an_outage_mid_run_exits_3_like_eval_with_one_line_saying_what_is_saved(
 def test_a_server_down_at_the_start_fails_the_probe_with_exit_2_as_eval_does(
     audit_dir, server, capsys
 ):
-    from hear2act_env.cli import main
-    from hear2act_env.cli.status import EXIT_BAD_CONFIG
+    from hear2act_cli import main
+    from hear2act_cli.status import EXIT_BAD_CONFIG
 
     assert main(_main_args(audit_dir, server, "down")) == EXIT_BAD_CONFIG
     err = capsys.readouterr().err

@@ -25,8 +25,8 @@ from hear2act_agents.llm.backends.openai_http import OpenAIChatBackend
 from hear2act_agents.llm.parsing import KeywordTopicMatcher, parse_reply
 from hear2act_agents.llm.policy import LLMPolicy
 from hear2act_agents.llm.prompting import parse_options
+from hear2act_cli import main
 from hear2act_env import interrupts
-from hear2act_env.cli import main
 from hear2act_env.errors import ConfigError, InfrastructureError
 from hear2act_env.evaluation.rollout import play
 from hear2act_env.evaluation.runner import load_records

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.evaluation.runner import load_records
 from hear2act_env.scenarios.bank import load_bank
 

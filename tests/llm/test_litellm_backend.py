@@ -24,7 +24,7 @@ from hear2act_agents.llm import make_llm_agent
 from hear2act_agents.llm.backends.base import BackendError, BackendTimeout
 from hear2act_agents.llm.factory import hears_audio
 from hear2act_agents.registry import agent_kind
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.errors import ConfigError, InfrastructureError, MissingExtraError
 from hear2act_env.evaluation.agent_logs import load_agent_logs
 from hear2act_env.evaluation.rollout import play

@@ -18,7 +18,7 @@ import pytest
 import hear2act_env  # noqa: F401
 from hear2act_agents.llm.backends.base import BackendError, BackendTimeout
 from hear2act_agents.llm.backends.openai_http import OpenAIChatBackend
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.runner import GridConfig
 from hear2act_env.scenarios.bank import load_bank
@@ -75,7 +75,7 @@ def test_an_eval_through_litellm_prints_no_third_party_warnings(server, tmp_path
     args += ["--out", str(tmp_path / "ev"), "--no-plots", "--backend", "serial"]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONWARNINGS", "LITELLM_LOG")}
     done = subprocess.run(
-        [sys.executable, "-m", "hear2act_env.cli", *args],
+        [sys.executable, "-m", "hear2act_cli", *args],
         capture_output=True,
         text=True,
         env=env,

@@ -141,7 +141,7 @@ def _eval_cmd(server: Server, out: Path) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "hear2act_env.cli",
+        "hear2act_cli",
         "eval",
         "--agents",
         f"openai:{server.model}",
@@ -254,7 +254,7 @@ def test_audit_model_against_transformers_serve(real_server, tmp_path):
     labels every clip with one call each, token counts from the server."""
     folder = tmp_path / "audit"
     cmd = [
-        sys.executable, "-m", "hear2act_env.cli", "audit", "--out", str(folder),
+        sys.executable, "-m", "hear2act_cli", "audit", "--out", str(folder),
         "--clips", "4", "--context", "--model", f"openai:{real_server.model}",
         "--base-url", real_server.base_url, "--setting", "send_audio=true",
         "--setting", "max_tokens=8", "--audio-cache", str(tmp_path / "cache"),
@@ -275,7 +275,7 @@ def test_audit_model_against_transformers_serve(real_server, tmp_path):
     assert len(lines) == 4 and len({x["clip"] for x in lines}) == 4
     assert all(x["usage"]["prompt_tokens"] > 0 and x["reply"] is not None for x in lines)
     scored = subprocess.run(
-        [sys.executable, "-m", "hear2act_env.cli", "audit", "--score", str(folder), "--json",
+        [sys.executable, "-m", "hear2act_cli", "audit", "--score", str(folder), "--json",
          str(tmp_path / "score.json")],
         env=_env(), capture_output=True, text=True, timeout=120,
     )  # fmt: skip
@@ -297,12 +297,12 @@ def test_a_run_file_against_transformers_serve_reaches_the_leaderboard(real_serv
     run = write_run_file(tmp_path / "run.toml", agent, out, base_url=f'"{real_server.base_url}"')
     with run.open("a") as fh:
         fh.write("max_tokens = 16\n")
-    cmd = [sys.executable, "-m", "hear2act_env.cli", "eval", "--config", str(run)]
+    cmd = [sys.executable, "-m", "hear2act_cli", "eval", "--config", str(run)]
     done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     check_row(leaderboard_row(out / "results.jsonl", tmp_path / "board"), agent)
     served = real_server.settled_chat_requests(quiet_s=0.3)
-    again = [sys.executable, "-m", "hear2act_env.cli", "eval", "--config", str(out)]
+    again = [sys.executable, "-m", "hear2act_cli", "eval", "--config", str(out)]
     refused = subprocess.run(again, env=_env(), capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2 and "give --base-url on the command line" in refused.stderr
     again += ["--base-url", real_server.base_url]  # a manifest does not choose the server

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hear2act_agents.registry import AGENT_KINDS, AgentFactory, agent_kind, make_agent
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.runner import load_records
 from hear2act_env.scenarios.bank import load_bank

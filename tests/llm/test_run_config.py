@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hear2act_env.cli import build_parser, main, run_config
-from hear2act_env.cli.evaluate import settings_of
+from hear2act_cli import build_parser, main, run_config
+from hear2act_cli.evaluate import settings_of
 from hear2act_env.evaluation.runner import GridConfig, load_records, manifest
 from hear2act_env.scenarios.bank import load_bank
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.evaluation.runner import load_records
 
 IDS = ["city-hotels-09", "airport-rides-09"]

@@ -3,7 +3,7 @@ user says to trust it; the manifest and the report say which."""
 
 import json
 
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.scenarios.bank import load_bank
 
 SID = next(s.id for s in load_bank() if s.split == "test")

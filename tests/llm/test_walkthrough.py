@@ -1,7 +1,7 @@
 """The walk-through of docs/llm_agents.md, run as written against the fake server.
 
 The ``bash {.walkthrough}`` block is read from the guide and every ``hear2act`` command in it
-runs through ``hear2act_env.cli.main``; only what points at the real world changes: the
+runs through ``hear2act_cli.main``; only what points at the real world changes: the
 server's address and model name (the fake server's ``labeller``, an audio model that hears,
 plays episodes and labels clips), two scenarios instead of 96, a 4-clip audit. So the guide's
 commands, flags and files (the example run configs, the episode id of step 4) are what is
@@ -15,7 +15,7 @@ import re
 import shlex
 from pathlib import Path
 
-from hear2act_env.cli import main
+from hear2act_cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "llm_agents.md"

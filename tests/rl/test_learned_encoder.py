@@ -20,7 +20,7 @@ from hear2act_agents.rl.encoding import EncoderSpec, RLObservation
 from hear2act_agents.rl.envs import RL_ENV, make_env
 from hear2act_agents.rl.policy import load_policy
 from hear2act_agents.rl.training import TrainConfig, train
-from hear2act_env.cli import build_parser
+from hear2act_cli import build_parser
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.rollout import play, wrap_for

@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("sb3_contrib", reason="MaskablePPO needs sb3-contrib")
 
 from hear2act_agents.rl.training import train  # noqa: E402
-from hear2act_env.cli.rl import default_run_name  # noqa: E402
+from hear2act_cli.rl import default_run_name  # noqa: E402
 
 TINY = {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1, "eval_every": 64}
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "rl_sweep.py"

@@ -12,7 +12,7 @@ from hear2act_agents.rl.actions import to_env
 from hear2act_agents.rl.envs import RL_ENV
 from hear2act_agents.rl.policy import load_policy, make_rl_agent
 from hear2act_agents.rl.training import train
-from hear2act_env.cli import build_parser, main
+from hear2act_cli import build_parser, main
 from hear2act_env.config import EnvConfig
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import ConfigError

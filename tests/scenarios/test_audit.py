@@ -11,9 +11,9 @@ import json
 import numpy as np
 import pytest
 
+from hear2act_cli import main
+from hear2act_cli.scenarios import text_env_factory
 from hear2act_env.bootstrap import Estimate
-from hear2act_env.cli import main
-from hear2act_env.cli.scenarios import text_env_factory
 from hear2act_env.protocol.scenario import Role
 from hear2act_env.scenarios.audit import BEST_LIMIT, Figure, run_audit
 from hear2act_env.scenarios.bank import load_bank

@@ -1,6 +1,6 @@
 import json
 
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.scenarios.bank import load_bank
 
 

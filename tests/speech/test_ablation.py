@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.errors import ConfigError
 from hear2act_env.protocol.delivery import DELIVERIES
 from hear2act_env.protocol.scenario import PERSONAS

@@ -141,7 +141,7 @@ def test_render_features_makes_a_scenario_play_without_rendering(tmp_path, monke
     import gymnasium as gym
 
     import hear2act_env  # noqa: F401
-    from hear2act_env.cli import main
+    from hear2act_cli import main
     from hear2act_env.scenarios.bank import load_bank
     from hear2act_env.wrappers.prosody import ProsodyFeatures
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import hear2act_env  # noqa: F401 - registers the ids
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.conditions import Condition
 from hear2act_env.config import EnvConfig, SpeechConfig
 from hear2act_env.errors import ConfigError
@@ -100,7 +100,7 @@ def test_benchmark_refuses_a_voice_it_cannot_read(tmp_path, capsys, argv, messag
 def test_each_shipped_renderer_is_read_with_its_own_shipped_perceiver():
     import argparse
 
-    from hear2act_env.cli.evaluate import _voice_of
+    from hear2act_cli.evaluate import _voice_of
     from hear2act_env.speech.perception import LogisticModel
     from hear2act_env.speech.renderers import SHIPPED_PERCEIVERS
 

@@ -5,7 +5,7 @@ import wave
 import numpy as np
 import pytest
 
-from hear2act_env.cli import main
+from hear2act_cli import main
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.runner import GridConfig

@@ -153,7 +153,7 @@ def test_a_file_that_is_not_a_saved_model_is_a_config_error_naming_it(tmp_path, 
 
 
 def test_perceiver_prosody_file_not_json_is_one_line_exit_2(tmp_path, capsys):
-    from hear2act_env.cli import main
+    from hear2act_cli import main
 
     bad = tmp_path / "p.json"
     bad.write_text("not json at all")

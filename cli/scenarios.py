@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hear2act_cli import options
+from hear2act_cli.outputs import writable_dir, writable_file
 from hear2act_env import safewrite
-from hear2act_env.cli import options
-from hear2act_env.cli.outputs import writable_dir, writable_file
 from hear2act_env.errors import ConfigError
 
 

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from hear2act_env.cli import options
+from hear2act_cli import options
 from hear2act_env.errors import ConfigError
 
 

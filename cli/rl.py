@@ -7,8 +7,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from hear2act_env.cli import options
-from hear2act_env.cli.outputs import writable_dir
+from hear2act_cli import options
+from hear2act_cli.outputs import writable_dir
 from hear2act_env.conditions import ACCESS, SPLIT_CHOICES
 from hear2act_env.errors import ConfigError
 from hear2act_env.interrupts import Interrupted
@@ -219,7 +219,7 @@ def add_train(sub: argparse._SubParsersAction) -> None:
 def rl_eval(args: argparse.Namespace) -> int:
     from hear2act_agents.registry import agent_kind
     from hear2act_agents.rl.evaluation import evaluate_models
-    from hear2act_env.cli import status
+    from hear2act_cli import status
     from hear2act_env.evaluation.report import report
 
     options.refuse_blank_paths(args, ("out", "scenario_file"))

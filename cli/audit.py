@@ -9,7 +9,7 @@ instead (``hear2act_agents.audit_labeller``); ``hear2act audit --score DIR [--js
 prints the scores of people and models in the layout of the paper's Table 11. See
 ``hear2act_env/listen/perception_audit.py`` and ``audit_scores.py``.
 
-Exit statuses (``hear2act_env.cli.status``): 0 done; 2 a bad argument or unusable file, found
+Exit statuses (``hear2act_cli.status``): 0 done; 2 a bad argument or unusable file, found
 before anything is made, labelled or served (an empty path option, a model that cannot hear,
 a served model that fails its probe); 3 with ``--model``, a call failed mid-run after the
 backend's retries (the labels so far are saved; the same command continues); 130 stopped by a
@@ -23,9 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hear2act_env.cli import options
-from hear2act_env.cli.outputs import writable_dir, writable_file
-from hear2act_env.cli.status import EXIT_EPISODE_ERRORS, EXIT_OK
+from hear2act_cli import options
+from hear2act_cli.outputs import writable_dir, writable_file
+from hear2act_cli.status import EXIT_EPISODE_ERRORS, EXIT_OK
 from hear2act_env.errors import ConfigError, InfrastructureError
 
 #: Flags that only mean something when making or serving an audit (not with --score).
@@ -171,7 +171,7 @@ def _model(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
         make_backend,
         split_spec,
     )
-    from hear2act_env.cli.run_config import flag_settings
+    from hear2act_cli.run_config import flag_settings
 
     settings = flag_settings(args.setting or [])
     spec = args.model

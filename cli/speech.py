@@ -7,8 +7,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from hear2act_env.cli import options, status
-from hear2act_env.cli.outputs import writable_dir, writable_file
+from hear2act_cli import options, status
+from hear2act_cli.outputs import writable_dir, writable_file
 from hear2act_env.errors import ConfigError
 from hear2act_env.protocol.engine import REALIZATIONS
 

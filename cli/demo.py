@@ -7,8 +7,8 @@ from pathlib import Path
 
 import gymnasium as gym
 
-from hear2act_env.cli import options
-from hear2act_env.cli.outputs import writable_dir
+from hear2act_cli import options
+from hear2act_cli.outputs import writable_dir
 from hear2act_env.registration import ENV_IDS
 
 

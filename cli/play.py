@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hear2act_env.cli import options
+from hear2act_cli import options
 from hear2act_env.conditions import ACCESS
 from hear2act_env.listen.play import DEFAULT_EPISODES
 from hear2act_env.protocol.engine import REALIZATIONS

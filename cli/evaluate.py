@@ -6,9 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from hear2act_env.cli import options, status
-from hear2act_env.cli.outputs import writable_dir
-from hear2act_env.cli.run_config import EvalOptions
+from hear2act_cli import options, status
+from hear2act_cli.outputs import writable_dir
+from hear2act_cli.run_config import EvalOptions
 from hear2act_env.conditions import Condition
 from hear2act_env.config import EnvConfig, SpeechConfig
 from hear2act_env.errors import ConfigError
@@ -159,7 +159,7 @@ def settings_of(args: argparse.Namespace) -> dict[str, object]:
 def evaluate(args: argparse.Namespace) -> int:
     """``hear2act eval``: the flags, over the file of ``--config`` (``run_config``), run; or
     with ``--print-config``, the resolved configuration printed and nothing run."""
-    from hear2act_env.cli import run_config
+    from hear2act_cli import run_config
 
     resolved, _ = run_config.resolve(args, args.eval_options)
     if args.print_config:
@@ -170,7 +170,7 @@ def evaluate(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace, resolved: dict[str, Any]) -> int:
     from hear2act_agents.registry import AgentFactory, agent_kind, perceiver_label
-    from hear2act_env.cli.run_config import to_json
+    from hear2act_cli.run_config import to_json
     from hear2act_env.evaluation.report import report
     from hear2act_env.evaluation.runner import GridConfig, run_grid
 

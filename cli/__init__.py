@@ -1,4 +1,6 @@
-"""The ``hear2act`` command: one parser, one module per command group.
+"""The ``hear2act`` command (the ``hear2act_cli`` package, repository folder ``cli/``): one
+parser, one module per command group. It is the one package that imports both the environment
+(``hear2act_env``) and the agents (``hear2act_agents``); neither imports it.
 
 ``demo`` (demo.py); ``render``, ``perceive`` (speech.py); ``scenarios``, with the bank's
 ``scenarios leakage`` audit (scenarios.py); ``benchmark``, ``eval``, ``report`` (evaluate.py);
@@ -21,15 +23,15 @@ import sys
 import threading
 from collections.abc import Callable
 
+from hear2act_cli.status import EXIT_BAD_CONFIG, EXIT_INTERRUPTED
 from hear2act_env import interrupts
-from hear2act_env.cli.status import EXIT_BAD_CONFIG, EXIT_INTERRUPTED
 from hear2act_env.errors import Hear2ActError
 
 __all__ = ["build_parser", "console_main", "main"]
 
 
 def _commands() -> tuple[Callable[[argparse._SubParsersAction], None], ...]:
-    from hear2act_env.cli import audit, demo, evaluate, play, rl, scenarios, speech, view
+    from hear2act_cli import audit, demo, evaluate, play, rl, scenarios, speech, view
 
     return (
         demo.add,
@@ -59,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one ``hear2act`` command; return its exit status (see ``hear2act_env.cli.status``)."""
+    """Run one ``hear2act`` command; return its exit status (see ``hear2act_cli.status``)."""
     with interrupts.handling_signals():
         try:
             args = build_parser().parse_args(argv)
