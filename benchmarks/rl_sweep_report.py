@@ -409,8 +409,8 @@ def decision_rates(run: Path, split: str = "test", runs: int = 2) -> dict[str, f
             while not done:
                 action = policy.act(obs)
                 turn = info["last_turn"]
-                if turn["act"] == "recommend" and turn["reply"] == "accept":
-                    group = "resolved" if info["state"] == "resolved" else "unresolved"
+                if turn["act"] == "recommend" and info["truth"]["reply"] == "accept":
+                    group = "resolved" if info["truth"]["state"] == "resolved" else "unresolved"
                     counts[group][0] += int(action[0]) == 3
                     counts[group][1] += 1
                 obs, _, terminated, truncated, info = env.step(action)

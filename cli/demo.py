@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"final option: {final + 1 if final >= 0 else None}  "
         f"best: {last['truth']['best'] + 1}  success: {last['is_success']}  "
-        f"actions: {last['actions']}  revealed: {', '.join(last['revealed']) or 'none'}"
+        f"actions: {last['actions']}  revealed: {', '.join(last['truth']['revealed']) or 'none'}"
     )
     if folder is not None:
         save_examples(folder, args.seed)

@@ -137,12 +137,19 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
     folder, False for memory only) and ``max_audio_seconds`` in (0, 120] (default 15).
 
     ## Info
-    ``is_success``, ``final_option`` (0-based when the episode ends, ``-1`` before it: one type
-    throughout, as vector envs need), ``invalid_action``,
-    ``revealed`` (needs put into words so far, "L1".."L3"), ``state`` and ``delivery`` of the
-    latest user turn, ``last_turn`` (the act, option, topic, reply kind and the current
-    option's pattern), ``truth`` (best and attractive options, every option's pattern, every
-    topic's role: for metrics, never for agents), ``scenario_id`` and ``actions``.
+    What an agent may read (it knows it already, or it is the episode's outcome):
+    ``final_option`` (0-based when the episode ends, ``-1`` before it: one type throughout, as
+    vector envs need), ``invalid_action``, ``last_turn`` (the agent's own act, option and topic:
+    ``"opening"`` after reset), ``actions`` (taken so far), ``scenario_id`` and, once the
+    episode ends, ``is_success`` (the reward says it too; SB3's ``Monitor`` reads it).
+
+    ``truth`` holds everything else, for metrics, replays and privileged baselines, **never
+    for an agent's input** under any access condition: ``best`` and ``attractive`` options,
+    every option's ``patterns`` and every topic's role (``topics``), the current option's
+    ``pattern``, the latest user turn's ``state`` and ``delivery`` (what the voice carries),
+    its ``reply`` kind (which tells a need from a distractor) and ``revealed`` (the need levels
+    put into words so far, "L1".."L3"). A training loop that feeds ``info`` to a policy should
+    drop ``truth``; the observation is what the access condition grants.
 
     ## Wrapper-facing API
     ``lexical_view()`` returns what the words have said so far (``hear2act_env.lexical``).
@@ -247,6 +254,11 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
         return self._obs(), self._info(turn, last, invalid=False, final=None)
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """Take one agent action (act, option, topic); the user answers. An agent may read
+        ``info``'s ``final_option``, ``invalid_action``, ``last_turn`` (its own action),
+        ``actions``, ``scenario_id`` and, at the end, ``is_success``; ``info["truth"]`` is the
+        ground truth (state, delivery, reply kind, revealed levels, patterns): never an
+        agent's input (see "Info" in the class docstring)."""
         if self._engine is None or self.scenario is None:
             raise gym.error.ResetNeeded("call reset() before step()")
         if self._done:
@@ -467,19 +479,21 @@ class Hear2ActEnv(gym.Env[dict[str, Any], np.ndarray]):
         engine = self._engine
         assert engine is not None and self.scenario is not None
         state = turn.reply.state if turn else confirmed_state
-        last["pattern"] = engine.facts.patterns[engine.current]
+        reply = last.pop("reply")
         return {
             "is_success": final is not None and final == engine.facts.best,
             "final_option": final if final is not None else NO_FINAL_OPTION,
             "invalid_action": invalid,
-            "revealed": [f"L{i + 1}" for i in sorted(engine.revealed)],
-            "state": state.label if state is not None else None,
-            "delivery": turn.delivery if turn else None,
             "last_turn": last,
             "truth": {
                 **self._truth,
                 "patterns": list(self._truth["patterns"]),
                 "topics": list(self._truth["topics"]),
+                "pattern": engine.facts.patterns[engine.current],
+                "state": state.label if state is not None else None,
+                "delivery": turn.delivery if turn else None,
+                "reply": reply,
+                "revealed": [f"L{i + 1}" for i in sorted(engine.revealed)],
             },
             "scenario_id": self.scenario.id,
             "actions": self._actions,

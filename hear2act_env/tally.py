@@ -40,7 +40,7 @@ class EpisodeTally:
     @classmethod
     def start(cls, info: dict[str, Any]) -> EpisodeTally:
         """A tally for the episode that ``reset`` just began."""
-        return cls(last_info=info, _previous_state=info.get("state"))
+        return cls(last_info=info, _previous_state=info["truth"]["state"])
 
     def step(self, info: dict[str, Any], reward: float, terminated: bool, truncated: bool) -> None:
         """Count one agent action from its step's ``info``."""
@@ -52,11 +52,11 @@ class EpisodeTally:
         elif act in self.counts:
             self.counts[act] += 1
         if act == "recommend":
-            self.recommend_patterns.append(turn["pattern"])
+            self.recommend_patterns.append(info["truth"]["pattern"])
         if self._previous_state == "reluctant":
             self.reluctant_turns += 1
             self.confirm_after_reluctant += act == "confirm"
-        self._previous_state = info["state"]
+        self._previous_state = info["truth"]["state"]
         self.total_reward += float(reward)
         self.terminated, self.truncated = bool(terminated), bool(truncated)
         self.last_info = info
@@ -84,8 +84,8 @@ class EpisodeTally:
             "steps": [list(step) for step in self.steps],
             "accepted": sum(p[:3] == "r11" for p in patterns),
             "fullfit": patterns.count("r111"),
-            "revealed": list(last["revealed"]),
-            "full_disclosure": len(last["revealed"]) == 3,
+            "revealed": list(last["truth"]["revealed"]),
+            "full_disclosure": len(last["truth"]["revealed"]) == 3,
             "premature_closure": self.terminated and final != best,
             "reluctant_turns": self.reluctant_turns,
             "confirm_after_reluctant": self.confirm_after_reluctant,

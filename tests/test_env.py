@@ -189,7 +189,10 @@ def test_invalid_actions_cost_a_turn_and_change_nothing(bad):
     assert obs["turn"] == 1 and obs["transcript"].endswith(
         ("Sorry, I didn't catch that.", "Sorry?")
     )
-    assert info["revealed"] == info0["revealed"] and info["state"] == info0["state"]
+    assert (
+        info["truth"]["revealed"] == info0["truth"]["revealed"]
+        and info["truth"]["state"] == info0["truth"]["state"]
+    )
     obs, *_ = env.step(np.array([RECOMMEND, info["truth"]["best"], 0]))
     assert obs["state"] == 1
 
@@ -198,7 +201,7 @@ def test_clarify_invalid_for_spoken_assistants():
     env = Hear2ActEnv(allow_clarify=False)
     env.reset(seed=0)
     info = env.step(np.array([CLARIFY, 0, 0]))[-1]
-    assert info["invalid_action"] and info["revealed"] == []
+    assert info["invalid_action"] and info["truth"]["revealed"] == []
 
 
 def test_truncation_scores_current_recommendation():
@@ -215,7 +218,7 @@ def test_truncation_scores_current_recommendation():
 
 def test_state_fidelity_interventions():
     actions = [(RECOMMEND, o, 0) for o in range(11)] + [(ASK, 0, 0)] * 4
-    true = [x[-1]["state"] for x in rollout(Hear2ActEnv(access="T+S"), 9, actions)]
+    true = [x[-1]["truth"]["state"] for x in rollout(Hear2ActEnv(access="T+S"), 9, actions)]
     codes = {"resolved": 1, "reluctant": 2, "concern": 3, "rejection": 4}
     for fidelity, expect in (("none", 0), ("always_resolved", 1), ("always_unresolved", 2)):
         run = rollout(Hear2ActEnv(access="T+S", state_fidelity=fidelity), 9, actions)
@@ -300,3 +303,42 @@ def test_a_long_episode_keeps_the_transcript_within_its_space():
     lines = obs["transcript"].splitlines()
     assert lines[0] == first and "earlier lines not shown" in lines[1]
     assert len(obs["transcript"]) <= 32_768
+
+
+AGENT_INFO = {"is_success", "final_option", "invalid_action", "last_turn", "scenario_id", "actions"}
+
+
+def test_the_truth_sits_under_one_key_and_the_rest_is_what_an_agent_knows():
+    env = Hear2ActEnv(access="T", scenario="city-hotels-09")
+    _, info = env.reset(seed=0)
+    assert set(info) == AGENT_INFO | {"truth"}
+    assert set(info["last_turn"]) == {"act", "option", "topic"}
+    assert {"state", "delivery", "reply", "revealed", "pattern", "best", "patterns"} <= set(
+        info["truth"]
+    )
+
+
+@pytest.mark.parametrize("realization", ["prosody", "explicit"])
+def test_info_outside_truth_cannot_tell_a_resolved_accept_from_a_reluctant_one(realization):
+    """Recommend the best option (resolved) or one that misses only L2 (reluctant under
+    prosody, a concern under explicit): apart from the option the agent itself named, every
+    key an agent may read is the same; only ``truth`` differs."""
+    seen = {}
+    for target in ("best", "misses L2"):
+        env = Hear2ActEnv(access="T", realization=realization, scenario="city-hotels-09")
+        _, info = env.reset(seed=0)
+        patterns = info["truth"]["patterns"]
+        best = info["truth"]["best"]
+        option = (
+            best
+            if target == "best"
+            else patterns.index(next(p for p in patterns if p[0] == "r" and p[1:] == "101"))
+        )
+        _, _, _, _, info = env.step([2, option, 0])
+        seen[target] = info
+    visible = [{k: v for k, v in i.items() if k != "truth"} for i in seen.values()]
+    for v in visible:
+        v["last_turn"] = {k: x for k, x in v["last_turn"].items() if k != "option"}
+    assert visible[0] == visible[1]
+    assert seen["best"]["truth"]["state"] == "resolved"
+    assert seen["misses L2"]["truth"]["state"] in ("reluctant", "concern")

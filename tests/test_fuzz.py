@@ -23,20 +23,20 @@ actions = st.lists(
 def test_invariants(seed, realization, acts):
     env = ENVS[realization]
     obs, info = env.reset(seed=seed)
-    revealed = set(info["revealed"])
+    revealed = set(info["truth"]["revealed"])
     current = info["truth"]["attractive"]
     n = 0
     for act in acts:
         obs, reward, term, trunc, info = env.step(np.array(act))
         n += 1
         assert obs["turn"] == n <= 20
-        assert set(info["revealed"]) >= revealed  # revealed needs never shrink
-        revealed = set(info["revealed"])
+        assert set(info["truth"]["revealed"]) >= revealed  # revealed needs never shrink
+        revealed = set(info["truth"]["revealed"])
         if act[0] == 2:
             current = act[1]
         pattern = info["truth"]["patterns"][current]
-        assert info["last_turn"]["pattern"] == pattern
-        assert CODES[info["state"]] == int(state_of_pattern(pattern)) == obs["state"]
+        assert info["truth"]["pattern"] == pattern
+        assert CODES[info["truth"]["state"]] == int(state_of_pattern(pattern)) == obs["state"]
         assert reward in (0.0, 1.0)
         assert reward == 0.0 or (term or trunc)
         if term or trunc:

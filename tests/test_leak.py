@@ -18,10 +18,10 @@ def reactions(realization: str, episodes: int, seed: int) -> list[tuple[str, str
     out = []
     for e in range(episodes):
         obs, info = env.reset(seed=seed * 100_000 + e)
-        out.append((obs["transcript"].rsplit("User: ", 1)[-1], info["state"]))
+        out.append((obs["transcript"].rsplit("User: ", 1)[-1], info["truth"]["state"]))
         for option in rng.integers(0, 11, size=8):
             obs, _, _, _, info = env.step(np.array([2, option, 0]))
-            out.append((obs["transcript"].rsplit("User: ", 1)[-1], info["state"]))
+            out.append((obs["transcript"].rsplit("User: ", 1)[-1], info["truth"]["state"]))
     return [(t, s) for t, s in out if s in STATES]
 
 

@@ -38,7 +38,7 @@ def _after_l1_hint(scenario):
         i for i, c in enumerate(scenario.candidates) if scenario.pattern(c).startswith("r0")
     )
     _, _, _, _, info = env.step(np.array([RECOMMEND, option, 0]))
-    assert info["last_turn"]["reply"] == "reject_l1"
+    assert info["truth"]["reply"] == "reject_l1"
     return env, env.lexical_view(), option
 
 

@@ -426,12 +426,15 @@ def _replay(record: EpisodeRecord, condition: Condition, env: Any) -> Replay:
                 )
             act, option, topic = (int(v) for v in step)
             obs, _, terminated, truncated, info = env.step(np.array([act, option, topic]))
-            last = info["last_turn"]
             valid = not info["invalid_action"]
             line = assistant_line(scenario, act, option, topic, valid)
             turns.append(
                 ReplayTurn(
-                    "assistant", line, line, action=(act, option, topic), reply=last["reply"]
+                    "assistant",
+                    line,
+                    line,
+                    action=(act, option, topic),
+                    reply=info["truth"]["reply"],
                 )
             )
             done = terminated or truncated

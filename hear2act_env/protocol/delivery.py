@@ -19,7 +19,7 @@ class State(IntEnum):
 
     @property
     def label(self) -> str:
-        """Lower-case name used in ``info["state"]`` and records."""
+        """Lower-case name used in ``info["truth"]["state"]`` and records."""
         return self.name.lower()
 
     @property

@@ -188,7 +188,7 @@ def test_the_state_json_holds_only_what_the_condition_shows(tmp_path, access):
         for action in ([0, 0, 0], [0, 0, 2], [2, (attractive + 1) % 11, 0], [1, 0, 0]):
             obs, *_, info = env.step(action)
             states.append(obs["state"])
-            deliveries.append(info["delivery"])
+            deliveries.append(info["truth"]["delivery"])
             seen.append(act(client, act=action[0], option=action[1], topic=action[2]))
         lines = obs["transcript"].split("\n")[1:]  # after the request
         texts = [t[len("User: ") :] for t in lines if t.startswith("User: ") and len(t) > 18]

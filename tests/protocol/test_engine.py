@@ -33,12 +33,12 @@ def topic_of(info, role):
 @pytest.mark.parametrize("realization", ["prosody", "explicit"])
 def test_recommend_violating_requirement_is_rejected_with_restatement(scenario, realization):
     env, info = make(scenario, realization)
-    before = info["revealed"]
+    before = info["truth"]["revealed"]
     o = option_with(info, lambda p: p[0] == "v")
     obs, _, _, info, user = step(env, RECOMMEND, o)
-    assert info["state"] == "rejection" and obs["state"] == 4
+    assert info["truth"]["state"] == "rejection" and obs["state"] == 4
     assert scenario.requirement.restatement in user
-    assert info["revealed"] == before
+    assert info["truth"]["revealed"] == before
 
 
 @pytest.mark.parametrize("realization", ["prosody", "explicit"])
@@ -46,52 +46,52 @@ def test_recommend_violating_l1_is_rejected_with_hint(scenario, realization):
     env, info = make(scenario, realization)
     o = option_with(info, lambda p: p[:2] == "r0")
     _, _, _, info, user = step(env, RECOMMEND, o)
-    assert info["state"] == "rejection"
+    assert info["truth"]["state"] == "rejection"
     assert scenario.needs[0].hint in user
-    assert "L1" in info["revealed"]
+    assert "L1" in info["truth"]["revealed"]
 
 
 def test_recommend_violating_l2_explicit_states_it(scenario):
     env, info = make(scenario, "explicit")
     o = option_with(info, lambda p: p[:3] == "r10")
     _, _, _, info, user = step(env, RECOMMEND, o)
-    assert info["state"] == "concern"
+    assert info["truth"]["state"] == "concern"
     assert scenario.needs[1].statement in user
-    assert "L2" in info["revealed"]
+    assert "L2" in info["truth"]["revealed"]
 
 
 def test_recommend_violating_l2_prosody_is_an_acceptance_line(scenario):
     env, info = make(scenario, "prosody")
     o = option_with(info, lambda p: p[:3] == "r10")
     _, _, _, info, user = step(env, RECOMMEND, o)
-    assert info["state"] == "concern" and info["delivery"] == "concerned"
+    assert info["truth"]["state"] == "concern" and info["truth"]["delivery"] == "concerned"
     assert user.split("\n")[0] in ACCEPTANCE_POOL
-    assert "L2" not in info["revealed"]
+    assert "L2" not in info["truth"]["revealed"]
 
 
 def test_recommend_violating_only_l3_explicit_is_qualified_assent(scenario):
     env, info = make(scenario, "explicit")
     o = option_with(info, lambda p: p == "r110")
     _, _, _, info, user = step(env, RECOMMEND, o)
-    assert info["state"] == "reluctant"
+    assert info["truth"]["state"] == "reluctant"
     assert scenario.needs[2].statement in user and user != scenario.needs[2].statement
-    assert info["delivery"] in ("underwhelmed", "lukewarm", "hesitant", "flat")
+    assert info["truth"]["delivery"] in ("underwhelmed", "lukewarm", "hesitant", "flat")
 
 
 def test_recommend_violating_only_l3_prosody_is_an_acceptance_line(scenario):
     env, info = make(scenario, "prosody")
     o = option_with(info, lambda p: p == "r110")
     _, _, _, info, user = step(env, RECOMMEND, o)
-    assert info["state"] == "reluctant" and user in ACCEPTANCE_POOL
-    assert info["revealed"] == []
+    assert info["truth"]["state"] == "reluctant" and user in ACCEPTANCE_POOL
+    assert info["truth"]["revealed"] == []
 
 
 @pytest.mark.parametrize("realization", ["prosody", "explicit"])
 def test_recommend_violating_nothing_is_resolved_acceptance(scenario, realization):
     env, info = make(scenario, realization)
     _, _, _, info, user = step(env, RECOMMEND, info["truth"]["best"])
-    assert info["state"] == "resolved" and user in ACCEPTANCE_POOL
-    assert info["delivery"] in ("satisfied", "warm", "enthusiastic", "relieved")
+    assert info["truth"]["state"] == "resolved" and user in ACCEPTANCE_POOL
+    assert info["truth"]["delivery"] in ("satisfied", "warm", "enthusiastic", "relieved")
 
 
 @pytest.mark.parametrize("level", [0, 1, 2])
@@ -99,8 +99,10 @@ def test_ask_need_attribute_gives_its_answer(scenario, level):
     env, info = make(scenario)
     _, _, _, info, user = step(env, ASK, topic=topic_of(info, f"L{level + 1}"))
     assert user == scenario.needs[level].ask_answer
-    assert f"L{level + 1}" in info["revealed"]
-    assert info["state"] == "reluctant"  # still the state of the current (attractive) option
+    assert f"L{level + 1}" in info["truth"]["revealed"]
+    assert (
+        info["truth"]["state"] == "reluctant"
+    )  # still the state of the current (attractive) option
 
 
 def test_ask_requirement_and_favored_restate(scenario):
@@ -112,8 +114,8 @@ def test_ask_requirement_and_favored_restate(scenario):
         _, _, _, _, user = step(env, ASK, topic=topic_of(info, "favored"))
         assert user == scenario.favored.restatement
     _, _, _, info, user = step(env, ASK, topic=topic_of(info, "distractor"))
-    assert info["last_turn"]["reply"] == ReplyKind.ASK_DISTRACTOR.value
-    assert info["revealed"] == []
+    assert info["truth"]["reply"] == ReplyKind.ASK_DISTRACTOR.value
+    assert info["truth"]["revealed"] == []
 
 
 def test_ask_favored_when_distinct(flights_scenarios):
@@ -128,11 +130,11 @@ def test_open_question_reveals_highest_unrevealed_violated_need(scenario):
     o = option_with(info, lambda p: p == "r000")
     step(env, RECOMMEND, o)  # reveals L1 by its hint
     _, _, _, info, user = step(env, ASK, topic=0)
-    assert scenario.needs[1].statement in user and "L2" in info["revealed"]
+    assert scenario.needs[1].statement in user and "L2" in info["truth"]["revealed"]
     _, _, _, info, user = step(env, ASK, topic=0)
-    assert scenario.needs[2].statement in user and info["revealed"] == ["L1", "L2", "L3"]
+    assert scenario.needs[2].statement in user and info["truth"]["revealed"] == ["L1", "L2", "L3"]
     _, _, _, info, user = step(env, ASK, topic=0)  # all violated needs revealed: restate highest
-    assert info["last_turn"]["reply"] == ReplyKind.OPEN_RESTATE.value
+    assert info["truth"]["reply"] == ReplyKind.OPEN_RESTATE.value
     assert scenario.needs[0].hint in user
 
 
@@ -152,23 +154,23 @@ def test_open_question_on_fitting_option_covers_everything(scenario):
     env, info = make(scenario)
     step(env, RECOMMEND, info["truth"]["best"])
     _, _, _, info, _ = step(env, ASK, topic=0)
-    assert info["last_turn"]["reply"] == ReplyKind.OPEN_NOTHING.value
-    assert info["revealed"] == []
+    assert info["truth"]["reply"] == ReplyKind.OPEN_NOTHING.value
+    assert info["truth"]["revealed"] == []
 
 
 def test_clarify_gives_l1_hint(scenario):
     env, info = make(scenario)
     _, _, _, info, user = step(env, CLARIFY)
     assert user == scenario.needs[0].hint
-    assert info["revealed"] == ["L1"] and info["state"] == "reluctant"
+    assert info["truth"]["revealed"] == ["L1"] and info["truth"]["state"] == "reluctant"
 
 
 def test_confirm_after_rejection_is_declined_and_episode_goes_on(scenario):
     env, info = make(scenario)
     step(env, RECOMMEND, option_with(info, lambda p: p[0] == "v"))
     obs, reward, term, info, user = step(env, CONFIRM)
-    assert not term and reward == 0 and info["state"] == "rejection"
-    assert info["last_turn"]["reply"] == ReplyKind.CONFIRM_DECLINED.value
+    assert not term and reward == 0 and info["truth"]["state"] == "rejection"
+    assert info["truth"]["reply"] == ReplyKind.CONFIRM_DECLINED.value
     assert info["final_option"] == -1
 
 
@@ -187,5 +189,5 @@ def test_opening_is_attractive_with_a_reluctant_reaction(scenario):
     for realization in ("prosody", "explicit"):
         env, info = make(scenario, realization)
         assert info["last_turn"]["option"] == info["truth"]["attractive"]
-        assert info["state"] == "reluctant"
-        assert ("L3" in info["revealed"]) is (realization == "explicit")
+        assert info["truth"]["state"] == "reluctant"
+        assert ("L3" in info["truth"]["revealed"]) is (realization == "explicit")

@@ -39,10 +39,10 @@ def play_pair(access, seed, renderer=None):
     for scenario in (SCENARIO, TWIN):
         env = numeric(access, scenario, renderer)
         obs, info = env.reset(seed=seed)
-        trace = [(obs, info["state"])]
+        trace = [(obs, info["truth"]["state"])]
         for i in actions_that_keep_l3_unsaid(seed):
             obs, _, term, trunc, info = env.step(to_env(i))
-            trace.append((obs, info["state"]))
+            trace.append((obs, info["truth"]["state"]))
             if term or trunc:
                 break
         out.append(trace)

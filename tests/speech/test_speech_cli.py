@@ -52,9 +52,9 @@ def test_inferred_state_reads_the_voice():
         obs, info = env.reset(seed=seed)
         for option in range(11):
             obs, *_, info = env.step(np.array([2, option, 0]))
-            if info["state"] in ("resolved", "reluctant", "concern"):
+            if info["truth"]["state"] in ("resolved", "reluctant", "concern"):
                 total += 1
-                agree += (obs["state"] == 1) == (info["state"] == "resolved")
+                agree += (obs["state"] == 1) == (info["truth"]["state"] == "resolved")
     assert total > 50 and agree / total > 0.8  # the reference perceiver hears the state
 
 

@@ -527,7 +527,7 @@ def _episode(env: Any, scenario: str, order: np.ndarray) -> float:
     env.reset(seed=0, options={"scenario": scenario})
     for option in order:
         _, _, _, _, info = env.step(np.array([2, int(option), 0]))
-        if info["last_turn"]["reply"] in _REJECTIONS:
+        if info["truth"]["reply"] in _REJECTIONS:
             continue
         _, _, terminated, _, info = env.step(np.array([3, 0, 0]))
         return float(terminated and info["is_success"])
