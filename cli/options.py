@@ -74,6 +74,27 @@ def float_in(low: float, high: float):  # noqa: ANN201 - an argparse type
     return parse
 
 
+@functools.cache
+def env_number(name: str):  # noqa: ANN201 - an argparse type
+    """An argparse ``type``: a number for the env setting ``name``, checked by ``EnvConfig``'s
+    own rule (one rule for flags, run files and Python: ``--turn-cost`` takes what
+    ``EnvConfig(turn_cost=...)`` takes)."""
+    from hear2act_env.config import EnvConfig
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        try:
+            return getattr(EnvConfig(**{name: value}), name)
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc).partition(": ")[2] or str(exc)) from None
+
+    parse.__name__ = f"EnvConfig.{name}"
+    return parse
+
+
 def refuse_blank_paths(args: argparse.Namespace, keys: tuple[str, ...]) -> None:
     """A ``ConfigError`` naming the first option of ``keys`` (``args`` attributes) given as an
     empty or blank path: ``Path("")`` is the current folder, and ``if value:`` would read it as

@@ -103,7 +103,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     options.add_scenario_file(p)
     p.add_argument(
         "--turn-cost",
-        type=options.float_in(0.0, 10.0),
+        type=options.env_number("turn_cost"),
         default=0.0,
         help="reward subtracted per action (default: 0)",
     )

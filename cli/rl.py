@@ -123,7 +123,7 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--turn-cost",
-        type=options.float_in(0.0, 10.0),
+        type=options.env_number("turn_cost"),
         default=DEFAULT_TURN_COST,
         help=f"reward subtracted per action (default: {DEFAULT_TURN_COST})",
     )
@@ -264,7 +264,7 @@ def add_rl_eval(sub: argparse._SubParsersAction) -> None:
     options.add_access(p, None)
     p.add_argument(
         "--turn-cost",
-        type=options.float_in(0.0, 10.0),
+        type=options.env_number("turn_cost"),
         default=None,
         help="turn cost (default: each model's own)",
     )

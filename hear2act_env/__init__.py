@@ -6,6 +6,7 @@ only gymnasium and numpy; speech, LLM and RL code loads lazily.
 
 from __future__ import annotations
 
+from hear2act_env.config import EnvConfig, SpeechConfig
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import ConfigError, Hear2ActError, ScenarioError
 from hear2act_env.protocol.scenario import Scenario
@@ -15,10 +16,12 @@ __version__ = "0.1.0"
 __all__ = [
     "ENV_IDS",
     "ConfigError",
+    "EnvConfig",
     "Hear2ActEnv",
     "Hear2ActError",
     "Scenario",
     "ScenarioError",
+    "SpeechConfig",
     "__version__",
     "register_envs",
 ]

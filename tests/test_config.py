@@ -196,3 +196,41 @@ def _agents(name: str):
 def test_speech_config_alone():
     assert SpeechConfig(audio_cache=True).audio_cache is True
     assert SpeechConfig(max_audio_seconds=1).max_audio_samples == 16000
+
+
+def test_env_config_and_speech_config_are_exported_from_the_package():
+    from hear2act_env.config import EnvConfig as Inner
+    from hear2act_env.config import SpeechConfig as InnerSpeech
+
+    assert hear2act_env.EnvConfig is Inner and hear2act_env.SpeechConfig is InnerSpeech
+    assert {"EnvConfig", "SpeechConfig"} <= set(hear2act_env.__all__)
+
+
+@pytest.mark.parametrize("cost", ["11", "100", "1e6"])
+def test_turn_cost_flags_take_what_env_config_takes(cost):
+    """One rule: a flag no longer caps the cost at 10 where EnvConfig takes any finite >= 0."""
+    from hear2act_cli import build_parser
+
+    for argv in (["train"], ["play", "--name", "x"], ["rl-eval", "some-model"]):
+        args = build_parser().parse_args([*argv, "--turn-cost", cost])
+        assert args.turn_cost == EnvConfig(turn_cost=float(cost)).turn_cost
+
+
+@pytest.mark.parametrize("cost", ["-1", "nan", "inf", "1e400", "x"])
+def test_turn_cost_flags_refuse_what_env_config_refuses(cost, capsys):
+    from hear2act_cli import build_parser
+
+    with pytest.raises(SystemExit) as info:
+        build_parser().parse_args(["train", "--turn-cost", cost])
+    assert info.value.code == 2 and "--turn-cost" in capsys.readouterr().err
+
+
+def test_train_takes_the_env_rule_for_turn_cost_and_no_bool_for_a_number():
+    pytest.importorskip("stable_baselines3")
+    from hear2act_agents.rl.training import TrainConfig, train
+
+    with pytest.raises(ConfigError, match="turn_cost"):
+        train(turn_cost=True, timesteps=1, out_dir="/nonexistent-never-written")
+    with pytest.raises(ConfigError, match="timesteps"):
+        TrainConfig(timesteps=True)
+    assert TrainConfig(turn_cost=1).turn_cost == 1.0

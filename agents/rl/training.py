@@ -97,7 +97,11 @@ class TrainConfig:
             self.env = EnvConfig.from_dict(self.env, "env")
         left_to_owner(self.env, _RUN_SETTINGS, RL_ENV, "the run (TrainConfig's own fields)")
         # access, realization, turn cost, split and scenario file: the env's rules, once
-        self.env_config()
+        self.turn_cost = self.env_config().turn_cost
+        for name in ("timesteps", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{name}: got {value!r}, expected an integer")
         if self.timesteps < 1:
             raise ConfigError(f"timesteps: got {self.timesteps}, expected >= 1")
         if self.vec not in ("auto", "dummy", "subproc"):
@@ -326,9 +330,9 @@ def train(
     config = TrainConfig(
         access=access,
         realization=realization,
-        turn_cost=float(turn_cost),
-        timesteps=int(timesteps),
-        seed=int(seed),
+        turn_cost=turn_cost,  # checked by TrainConfig with EnvConfig's rule, never converted
+        timesteps=timesteps,
+        seed=seed,
         **options,
     )
     return train_config(config, out_dir, progress=progress)
