@@ -22,11 +22,11 @@ import argparse
 import numpy as np
 
 from hear2act_env.bootstrap import mean_ci
-from hear2act_env.scenarios.audit import BEST_LIMIT
-from hear2act_env.scenarios.audit.attackers import ConditionalLogit, top1
-from hear2act_env.scenarios.audit.features import OPTION_FEATURES, option_features
-from hear2act_env.scenarios.audit.view import view_of
 from hear2act_env.scenarios.bank import load_bank, load_scenarios
+from hear2act_env.scenarios.leakage import BEST_LIMIT
+from hear2act_env.scenarios.leakage.attackers import ConditionalLogit, top1
+from hear2act_env.scenarios.leakage.features import OPTION_FEATURES, option_features
+from hear2act_env.scenarios.leakage.view import view_of
 
 
 def main(argv: list[str] | None = None) -> int:

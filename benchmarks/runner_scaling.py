@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from hear2act_agents.registry import make_agent
-from hear2act_env.evaluation.rollout import play
+from hear2act_env.evaluation.rollout import run_episode
 from hear2act_env.evaluation.runner import GridConfig, _wrapped_env, run_grid
 from hear2act_env.scenarios.bank import load_bank
 
@@ -24,7 +24,7 @@ def bare(config: GridConfig, clock=time.perf_counter) -> float:
     start = clock()
     for key in config.keys():
         policy = make_agent(key.agent)
-        play(_wrapped_env(config, key, policy), policy, seed=key.seed, scenario=key.scenario)
+        run_episode(_wrapped_env(config, key, policy), policy, seed=key.seed, scenario=key.scenario)
     return clock() - start
 
 

@@ -14,8 +14,7 @@ from hear2act_env.registration import ENV_IDS
 
 def run(args: argparse.Namespace) -> int:
     from hear2act_agents.registry import make_agent
-    from hear2act_env.evaluation.rollout import play as run_episode
-    from hear2act_env.evaluation.rollout import wrap_for
+    from hear2act_env.evaluation.rollout import run_episode, wrap_for
 
     options.refuse_blank_paths(args, ("save_audio",))
     folder = writable_dir("--save-audio", args.save_audio) if args.save_audio else None

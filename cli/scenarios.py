@@ -60,7 +60,7 @@ def leakage(args: argparse.Namespace) -> int:
     import json
 
     from hear2act_env.scenarios import bank
-    from hear2act_env.scenarios.audit import run_audit
+    from hear2act_env.scenarios.leakage import run_audit
 
     source = args.scenario_file
     scenarios = bank.load_scenarios(source) if source else bank.load_bank()

@@ -40,7 +40,7 @@ def wrap_for(env: gym.Env, policy: Policy) -> gym.Env:
     return env
 
 
-def play(env: gym.Env, policy: Policy, seed: int, scenario: str | None = None) -> Rollout:
+def run_episode(env: gym.Env, policy: Policy, seed: int, scenario: str | None = None) -> Rollout:
     """Reset ``env`` with ``seed`` (and ``scenario``), then let ``policy`` act until the end."""
     options = {"scenario": scenario} if scenario is not None else None
     obs, info = env.reset(seed=seed, options=options)

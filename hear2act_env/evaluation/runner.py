@@ -46,7 +46,7 @@ from hear2act_env.evaluation.records import (
     ErrorKind,
     record_from_rollout,
 )
-from hear2act_env.evaluation.rollout import play, wrap_for
+from hear2act_env.evaluation.rollout import run_episode, wrap_for
 from hear2act_env.policy import Policy, agent_log, agent_stats, check_policy
 from hear2act_env.protocol.engine import REALIZATIONS
 from hear2act_env.redaction import redact_value
@@ -211,7 +211,7 @@ def run_episode_logged(key: EpisodeKey, config: GridConfig, factory: PolicyFacto
         policy = factory(key.agent)
         check_policy(policy, f"agent {key.agent!r}")
         env = _wrapped_env(config, key, policy)
-        rollout = play(env, policy, seed=key.seed, scenario=key.scenario)
+        rollout = run_episode(env, policy, seed=key.seed, scenario=key.scenario)
         stats = agent_stats(policy)
         privileged = policy.observation_kind == "privileged"
         record = record_from_rollout(key, rollout, privileged, stats)

@@ -16,7 +16,7 @@ from hear2act_agents.registry import make_agent
 from hear2act_env import ENV_IDS
 from hear2act_env.evaluation import metrics as M
 from hear2act_env.evaluation.records import EpisodeKey
-from hear2act_env.evaluation.rollout import play, wrap_for
+from hear2act_env.evaluation.rollout import run_episode, wrap_for
 from hear2act_env.evaluation.runner import GridConfig, load_records, run_grid
 from hear2act_env.evaluation.summary import records_from_episodes, summarize, write_records
 from hear2act_env.scenarios.bank import load_bank
@@ -32,7 +32,7 @@ def _loop(env_id: str, agent: str, episodes: list[tuple[str, int]], **kwargs) ->
     policy = make_agent(agent)
     env = RecordHear2ActMetrics(gym.make(env_id, **kwargs), buffer_length=1000)
     for scenario, seed in episodes:
-        play(wrap_for(env, policy), policy, seed=seed, scenario=scenario)
+        run_episode(wrap_for(env, policy), policy, seed=seed, scenario=scenario)
     return list(env.episodes)
 
 

@@ -18,7 +18,7 @@ from hear2act_env.evaluation.agent_logs import (
     load_agent_logs,
     log_path,
 )
-from hear2act_env.evaluation.rollout import play
+from hear2act_env.evaluation.rollout import run_episode
 from hear2act_env.evaluation.runner import load_records
 from hear2act_env.scenarios.bank import load_bank
 
@@ -167,7 +167,7 @@ def test_transcript_only_first_stage_uses_the_audio_prompt_without_audio(server)
     agent = make_llm_agent("openai:scripted", base_url=server, perceiver="self-text")
     assert agent.name == "openai:scripted+stage1-text:openai:scripted"
     env = gym.make("Hear2Act-Prosody-Text-v0", max_actions=3)
-    play(env, agent, seed=1)
+    run_episode(env, agent, seed=1)
     turns = agent.episode_log()["turns"]
     stages = [c["stage"] for c in turns[0]["calls"]]
     assert stages[0] == "perception" and "decision" in stages
@@ -201,7 +201,7 @@ def test_hf_tokens_come_from_the_local_tokenizer(tiny_chat):
         f"hf:{tiny_chat}", max_new_tokens=5, device="cpu", topic_matcher="keyword"
     )
     env = gym.make("Hear2Act-Prosody-Text-v0", max_actions=2)
-    play(env, agent, seed=0)
+    run_episode(env, agent, seed=0)
     calls = [c for t in agent.episode_log()["turns"] for c in t["calls"]]
     tok = agent.backend._m.tokenizer
     for call in calls:
@@ -237,9 +237,9 @@ def test_a_corrupt_log_line_in_the_middle_is_named_and_skipped(tmp_path):
 def test_a_call_always_says_cached_and_audio_clips_even_when_0(server, tmp_path):
     agent = make_llm_agent("openai:scripted", base_url=server, cache_dir=tmp_path / "cache")
     env = gym.make("Hear2Act-Prosody-Text-v0", max_actions=2)
-    play(env, agent, seed=3)
+    run_episode(env, agent, seed=3)
     first = [c for t in agent.episode_log()["turns"] for c in t["calls"]]
-    play(env, agent, seed=3)  # the same episode again: every reply comes from the cache
+    run_episode(env, agent, seed=3)  # the same episode again: every reply comes from the cache
     again = [c for t in agent.episode_log()["turns"] for c in t["calls"]]
     assert first and len(again) == len(first)
     assert [(c["cached"], c["audio_clips"]) for c in first] == [(False, 0)] * len(first)

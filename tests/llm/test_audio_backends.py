@@ -19,7 +19,7 @@ from hear2act_agents.llm.backends.audio import (  # noqa: E402
 )
 from hear2act_agents.llm.perceiver import AudioLLMPerceiver  # noqa: E402
 from hear2act_env.errors import ConfigError  # noqa: E402
-from hear2act_env.evaluation.rollout import play  # noqa: E402
+from hear2act_env.evaluation.rollout import run_episode  # noqa: E402
 from hear2act_env.wrappers.perceived import PerceivedState  # noqa: E402
 
 from .conftest import FakeAudio  # noqa: E402
@@ -42,7 +42,7 @@ def _spoken_env(max_actions=20):
 def test_full_spoken_episode_with_audio(prefix, tiny_qwen2_audio, tiny_omni):
     path = tiny_qwen2_audio if prefix == "qwen2-audio" else tiny_omni
     agent = make_llm_agent(f"{prefix}:{path}", allow_clarify=False, **FAST)
-    out = play(_spoken_env(), agent, seed=0)
+    out = run_episode(_spoken_env(), agent, seed=0)
     assert out.terminated or out.truncated
     stats = agent.stats()
     assert stats["api_errors"] == 0 and stats["calls"] >= len(out.infos) - 1
@@ -69,7 +69,7 @@ def test_two_stage_inferred_state_with_the_same_model(tiny_omni):
         f"qwen2.5-omni:{tiny_omni}", allow_clarify=False, perceiver="self", **FAST
     )
     assert agent.name.endswith("+stage1:qwen2.5-omni:" + str(tiny_omni))
-    out = play(_spoken_env(max_actions=3), agent, seed=1)
+    out = run_episode(_spoken_env(max_actions=3), agent, seed=1)
     assert out.infos[-1]["actions"] == len(agent.log)
     for turn in agent.log:
         assert turn.perceived  # stage one's sentence (or the neutral fallback)
@@ -86,7 +86,7 @@ def test_audio_llm_perceiver_in_the_wrapper(tiny_qwen2_audio, server):
     assert env.observation_space.contains(obs)
     # any decision agent reads it: here the HTTP policy sees the sentence, not the audio
     agent = make_llm_agent("openai:scripted", base_url=server, allow_clarify=False, send_audio=True)
-    out = play(env, agent, seed=0)
+    out = run_episode(env, agent, seed=0)
     assert out.truncated or out.terminated
     from .conftest import server_stats
 
@@ -116,7 +116,7 @@ def test_omni_light_processor_episode(tiny_omni):
         f"qwen2.5-omni:{tiny_omni}", allow_clarify=False, processor="light", **FAST
     )
     assert agent.backend.processor_kind == "light"
-    out = play(_spoken_env(max_actions=3), agent, seed=2)
+    out = run_episode(_spoken_env(max_actions=3), agent, seed=2)
     assert out.infos[-1]["actions"] == 3
 
 
@@ -170,7 +170,7 @@ def test_real_env_audio_when_available(tiny_qwen2_audio, tiny_affect):
         pytest.skip(f"env without audio observations: {exc}")
     assert obs["audio"].dtype == np.float32 and 0 < int(obs["audio_length"]) <= obs["audio"].size
     agent = make_llm_agent(f"qwen2-audio:{tiny_qwen2_audio}", allow_clarify=False, **FAST)
-    out = play(env, agent, seed=0)
+    out = run_episode(env, agent, seed=0)
     assert out.infos[-1]["actions"] >= 1 and agent.stats()["api_errors"] == 0
     from hear2act_agents.perceivers import AudioClassifierPerceiver
 

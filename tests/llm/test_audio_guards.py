@@ -16,7 +16,7 @@ from hear2act_agents.llm.cache import audio_digest
 from hear2act_agents.llm.policy import LLMPolicy
 from hear2act_env.env import AUDIO_PLACEHOLDER
 from hear2act_env.errors import ConfigError
-from hear2act_env.evaluation.rollout import play
+from hear2act_env.evaluation.rollout import run_episode
 
 from .tiny import tone
 
@@ -49,7 +49,7 @@ def test_access_a_attaches_every_user_recording_in_order():
     env = gym.make("Hear2Act-Prosody-v0", access="A", max_actions=4)
     backend = AudioStub()
     policy = LLMPolicy(backend, topic_matcher=None, max_audio_clips=8)
-    out = play(env, policy, seed=3)
+    out = run_episode(env, policy, seed=3)
     counts = [len(c["clips"]) for c in backend.calls]
     assert counts == list(range(1, len(counts) + 1))  # the request, then one more per turn
     # the clips are the recordings the env gave, oldest first
@@ -66,7 +66,7 @@ def test_access_a_keeps_the_latest_clips_and_logs_what_it_left_out():
     env = gym.make("Hear2Act-Prosody-v0", access="A", max_actions=4)
     backend = AudioStub()
     policy = LLMPolicy(backend, topic_matcher=None, max_audio_clips=2)
-    play(env, policy, seed=3)
+    run_episode(env, policy, seed=3)
     assert [len(c["clips"]) for c in backend.calls] == [1, 2, 2, 2]
     turns = policy.episode_log()["turns"]
     assert [t.get("audio_clips_dropped", 0) for t in turns] == [0, 0, 1, 2]
@@ -76,7 +76,7 @@ def test_access_a_plus_t_attaches_the_latest_recording_only():
     pytest.importorskip("espeakng_loader")
     env = gym.make("Hear2Act-Prosody-v0", access="A+T", max_actions=3)
     backend = AudioStub()
-    play(env, LLMPolicy(backend, topic_matcher=None), seed=3)
+    run_episode(env, LLMPolicy(backend, topic_matcher=None), seed=3)
     assert [len(c["clips"]) for c in backend.calls] == [1, 1, 1]
 
 
@@ -86,7 +86,7 @@ def test_a_text_only_agent_is_refused_under_audio_conditions():
 
     env = gym.make("Hear2Act-Prosody-v0", access="A+T", max_actions=3)
     with pytest.raises(ConfigError, match="takes no audio"):
-        play(env, LLMPolicy(Stub(["[ACTION: CONFIRM]"]), topic_matcher=None), seed=0)
+        run_episode(env, LLMPolicy(Stub(["[ACTION: CONFIRM]"]), topic_matcher=None), seed=0)
 
 
 def _strip_processor_class(src, dst):

@@ -28,7 +28,7 @@ from hear2act_agents.llm.prompting import parse_options
 from hear2act_cli import main
 from hear2act_env import interrupts
 from hear2act_env.errors import ConfigError, InfrastructureError
-from hear2act_env.evaluation.rollout import play
+from hear2act_env.evaluation.rollout import run_episode
 from hear2act_env.evaluation.runner import load_records
 from hear2act_env.scenarios.bank import load_bank
 
@@ -258,7 +258,7 @@ def test_an_empty_cut_off_reply_is_truncated_not_empty(server):
 
 def test_every_call_logs_its_finish_reason(server):
     agent = make_llm_agent("openai:scripted", base_url=server, topic_matcher="keyword")
-    play(gym.make("Hear2Act-Prosody-Text-v0", max_actions=3), agent, seed=1)
+    run_episode(gym.make("Hear2Act-Prosody-Text-v0", max_actions=3), agent, seed=1)
     calls = [c for t in agent.episode_log()["turns"] for c in t["calls"]]
     assert calls and all(c["finish_reason"] == "stop" for c in calls)
     assert agent.stats()["truncated_replies"] == 0
@@ -341,10 +341,10 @@ def test_trusted_audio_is_counted_for_the_report(server):
     trusted = make_llm_agent(
         "openai:deaf", base_url=server, send_audio=True, trust_audio=True, topic_matcher="keyword"
     )
-    play(env, trusted, seed=0)
+    run_episode(env, trusted, seed=0)
     assert trusted.stats()["unchecked_audio_calls"] == trusted.stats()["calls"] > 0
     checked = make_llm_agent(
         "openai:hearing", base_url=server, send_audio=True, topic_matcher="keyword"
     )
-    play(env, checked, seed=0)
+    run_episode(env, checked, seed=0)
     assert checked.stats()["unchecked_audio_calls"] == 0

@@ -15,7 +15,7 @@ from hear2act_agents.llm import make_llm_agent  # noqa: E402
 from hear2act_agents.llm.backends.base import MicroBatcher, Request  # noqa: E402
 from hear2act_agents.llm.backends.hf_chat import TransformersChatBackend, render_chat  # noqa: E402
 from hear2act_env.errors import ConfigError  # noqa: E402
-from hear2act_env.evaluation.rollout import play  # noqa: E402
+from hear2act_env.evaluation.rollout import run_episode  # noqa: E402
 
 MSGS = [
     {"role": "system", "content": "Be brief."},
@@ -27,7 +27,7 @@ def test_full_episode_with_a_tiny_chat_model(tiny_chat):
     agent = make_llm_agent(
         f"hf:{tiny_chat}", max_new_tokens=8, device="cpu", topic_matcher="keyword"
     )
-    out = play(gym.make("Hear2Act-Prosody-Text-v0"), agent, seed=0)
+    out = run_episode(gym.make("Hear2Act-Prosody-Text-v0"), agent, seed=0)
     assert out.terminated or out.truncated
     stats = agent.stats()
     assert stats["calls"] >= 1 and stats["api_errors"] == 0 and stats["timeouts"] == 0

@@ -14,7 +14,7 @@ from hear2act_agents.llm import make_llm_agent
 from hear2act_agents.llm.backends.base import BackendError, BackendTimeout
 from hear2act_agents.llm.backends.openai_http import OpenAIChatBackend, _retry_after
 from hear2act_env.errors import ConfigError, InfrastructureError
-from hear2act_env.evaluation.rollout import play
+from hear2act_env.evaluation.rollout import run_episode
 
 from .conftest import FakeAudio, server_stats
 
@@ -28,7 +28,7 @@ def _agent(model, server, **kw):
 
 def test_full_episode_through_http(server):
     agent = _agent("scripted", server)
-    out = play(gym.make("Hear2Act-Prosody-Text-v0"), agent, seed=3)
+    out = run_episode(gym.make("Hear2Act-Prosody-Text-v0"), agent, seed=3)
     assert out.terminated  # the script ends with CONFIRM
     assert agent.stats()["calls"] == len(out.infos) - 1
     assert agent.stats()["format_errors"] == 0
@@ -54,18 +54,18 @@ def test_request_carries_the_prompt_and_settings(server):
 def test_cache_makes_reruns_free_and_never_shares_between_models(server, tmp_path):
     env = gym.make("Hear2Act-Prosody-Text-v0")
     first = _agent("scripted", server, cache_dir=tmp_path)
-    out1 = play(env, first, seed=4)
+    out1 = run_episode(env, first, seed=4)
     n = server_stats(server)["requests"]["scripted"]
     second = _agent("scripted", server, cache_dir=tmp_path)
-    out2 = play(env, second, seed=4)
+    out2 = run_episode(env, second, seed=4)
     assert server_stats(server)["requests"]["scripted"] == n  # all from the cache
     assert out1.transcript == out2.transcript
     entries = list(tmp_path.rglob("*.json"))
     assert len(entries) == n and not list(tmp_path.rglob(".tmp-*"))
     # another model (same replies) gets its own entries; another run index too
-    play(env, _agent("flaky", server, cache_dir=tmp_path), seed=4)
+    run_episode(env, _agent("flaky", server, cache_dir=tmp_path), seed=4)
     assert server_stats(server)["requests"]["flaky"] > 0
-    play(env, _agent("scripted", server, cache_dir=tmp_path, run=1), seed=4)
+    run_episode(env, _agent("scripted", server, cache_dir=tmp_path, run=1), seed=4)
     assert server_stats(server)["requests"]["scripted"] > n
 
 
@@ -138,7 +138,7 @@ def test_a_server_that_never_answers_is_an_infrastructure_error(server, model):
 )
 def test_bad_answers_are_the_agents_failure_and_never_break_an_episode(server, model, counter):
     agent = _agent(model, server, max_retries=0)
-    out = play(gym.make("Hear2Act-Prosody-Text-v0"), agent, seed=0)
+    out = run_episode(gym.make("Hear2Act-Prosody-Text-v0"), agent, seed=0)
     assert out.truncated and len(out.infos) == 21  # 20 open questions, no exception
     assert agent.stats()[counter] == 20
     assert all(i["last_turn"]["act"] == "ask" for i in out.infos[1:])
@@ -194,7 +194,7 @@ def test_concurrency_is_bounded_across_episodes(server):
 
     def episode(env, agent, seed):
         try:
-            play(env, agent, seed=seed)
+            run_episode(env, agent, seed=seed)
         except Exception as exc:  # pragma: no cover - reported below
             errors.append(repr(exc))
 
@@ -215,7 +215,7 @@ def test_concurrency_is_bounded_across_episodes(server):
 def test_audio_is_sent_as_input_audio(server):
     agent = _agent("scripted", server, send_audio=True)
     env = FakeAudio(gym.make("Hear2Act-Prosody-Text-v0"))
-    out = play(env, agent, seed=1)
+    out = run_episode(env, agent, seed=1)
     assert out.terminated
     body = server_stats(server)["last"]["scripted"]
     part = body["messages"][1]["content"][0]

@@ -27,7 +27,7 @@ from hear2act_agents.registry import agent_kind
 from hear2act_cli import main
 from hear2act_env.errors import ConfigError, InfrastructureError, MissingExtraError
 from hear2act_env.evaluation.agent_logs import load_agent_logs
-from hear2act_env.evaluation.rollout import play
+from hear2act_env.evaluation.rollout import run_episode
 from hear2act_env.evaluation.runner import load_records
 from hear2act_env.scenarios.bank import load_bank
 
@@ -144,7 +144,7 @@ def test_a_server_that_is_down_is_an_infrastructure_error(server, tmp_path):
         assert server_stats(server)["requests"][model] == FAST["max_retries"] + 1
     agent = make_llm_agent("litellm:openai/down", base_url=server, **FAST)
     with pytest.raises(InfrastructureError, match="failed after retries"):
-        play(gym.make("Hear2Act-Prosody-Text-v0"), agent, seed=1)
+        run_episode(gym.make("Hear2Act-Prosody-Text-v0"), agent, seed=1)
 
 
 def test_a_stalled_server_hits_the_deadline(server):
@@ -155,7 +155,7 @@ def test_a_stalled_server_hits_the_deadline(server):
     assert time.monotonic() - start < 1.2  # the server sleeps 1.5 s
     agent = make_llm_agent("litellm:openai/slow", base_url=server, timeout=0.2, max_retries=0)
     with pytest.raises(InfrastructureError, match="timed out"):
-        play(gym.make("Hear2Act-Prosody-Text-v0"), agent, seed=1)
+        run_episode(gym.make("Hear2Act-Prosody-Text-v0"), agent, seed=1)
     assert agent.stats()["timeouts"] == 1
 
 

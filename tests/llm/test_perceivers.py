@@ -19,7 +19,7 @@ from hear2act_agents.perceivers import (
     make_perceiver,
 )
 from hear2act_env.errors import ConfigError
-from hear2act_env.evaluation.rollout import play
+from hear2act_env.evaluation.rollout import run_episode
 from hear2act_env.protocol.validator import TEXT_CHARSET
 from hear2act_env.wrappers.perceived import PERCEIVED_MAX, PerceivedState
 
@@ -107,7 +107,7 @@ def test_wrapper_works_with_a_rule_agent():
 
     rec = Recorder()
     env = PerceivedState(FakeAudio(gym.make("Hear2Act-Prosody-Text-v0", max_actions=3)), rec)
-    out = play(env, RandomPolicy(), seed=0)
+    out = run_episode(env, RandomPolicy(), seed=0)
     assert len(rec.calls) == len(out.infos) >= 2
 
 
@@ -142,7 +142,7 @@ def test_generic_affect_condition_end_to_end(affect, server):
         FakeAudio(gym.make("Hear2Act-Prosody-Text-v0", allow_clarify=False)), affect
     )
     agent = make_llm_agent("openai:scripted", base_url=server, allow_clarify=False)
-    out = play(env, agent, seed=5)
+    out = run_episode(env, agent, seed=5)
     assert out.terminated or out.truncated
     content = server_stats(server)["last"]["scripted"]["messages"][1]["content"]
     assert re.search(

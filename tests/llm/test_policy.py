@@ -11,7 +11,7 @@ from hear2act_agents.llm.backends.base import BackendError, BackendTimeout
 from hear2act_agents.llm.parsing import KeywordTopicMatcher
 from hear2act_agents.llm.policy import STAT_KEYS, LLMPolicy, latest_audio
 from hear2act_env.errors import ConfigError, InfrastructureError
-from hear2act_env.evaluation.rollout import play
+from hear2act_env.evaluation.rollout import run_episode
 from hear2act_env.policy import Policy
 
 
@@ -135,7 +135,7 @@ def test_spoken_assistant_reads_clarify_as_an_open_question():
 def test_full_episode_of_bad_answers_never_raises():
     p = _policy(["junk", "[ACTION: RECOMMEND] [OPTION: 77]", "", "no idea"])
     env = gym.make("Hear2Act-Prosody-Text-v0")
-    out = play(env, p, seed=1)
+    out = run_episode(env, p, seed=1)
     assert out.truncated and len(out.infos) == 21
     assert p.stats()["fallbacks"] > 0
 

@@ -23,7 +23,7 @@ from hear2act_agents.rl.training import TrainConfig, train
 from hear2act_cli import build_parser
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import ConfigError
-from hear2act_env.evaluation.rollout import play, wrap_for
+from hear2act_env.evaluation.rollout import run_episode, wrap_for
 from hear2act_env.speech.logmel import HIGH, LOW, LogMelSettings, LogMelTransform
 from hear2act_env.wrappers.logmel import LogMelObservation
 from hear2act_env.wrappers.structured import StructuredObservation
@@ -233,11 +233,11 @@ def test_short_learned_run_warm_starts_from_text_and_plays_through_the_runner(ru
     env_a = wrap_for(Hear2ActEnv(access="A+T", split="test", **renderer), learned)
     env_t = wrap_for(Hear2ActEnv(access="T", split="test"), source)
     for seed in range(3):
-        a = play(env_a, learned, seed=seed)
-        t = play(env_t, source, seed=seed)
+        a = run_episode(env_a, learned, seed=seed)
+        t = run_episode(env_t, source, seed=seed)
         assert a.tally.steps == t.tally.steps and len(a.tally.steps) >= 1
     with pytest.raises(ConfigError, match="trained with audio"):
-        play(wrap_for(Hear2ActEnv(access="T"), learned), learned, seed=0)
+        run_episode(wrap_for(Hear2ActEnv(access="T"), learned), learned, seed=0)
 
 
 def test_probe_scores_the_reference_the_control_and_the_run_on_the_same_clips(runs, tmp_path):

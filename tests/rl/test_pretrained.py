@@ -13,7 +13,7 @@ import hear2act_env  # noqa: F401  (registers the ids)
 from hear2act_agents.rl import load_policy, make_rl_agent
 from hear2act_agents.rl.pretrained import pretrained, pretrained_path
 from hear2act_env.errors import ConfigError
-from hear2act_env.evaluation.rollout import play, wrap_for
+from hear2act_env.evaluation.rollout import run_episode, wrap_for
 from hear2act_env.scenarios.bank import CHECKSUM_PATH
 
 pytest.importorskip("sb3_contrib")
@@ -68,7 +68,7 @@ def _play(name: str, scenarios: list[str]) -> tuple[float, float]:
     env = wrap_for(gym.make(ENV_IDS[access], turn_cost=0.05, split="test"), policy)
     success, actions = [], []
     for i, scenario in enumerate(scenarios):
-        out = play(env, policy, seed=i, scenario=scenario)
+        out = run_episode(env, policy, seed=i, scenario=scenario)
         success.append(out.infos[-1]["is_success"])
         actions.append(len(out.infos) - 1)
     env.close()

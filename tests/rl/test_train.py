@@ -16,7 +16,7 @@ from hear2act_cli import build_parser, main
 from hear2act_env.config import EnvConfig
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import ConfigError
-from hear2act_env.evaluation.rollout import play, wrap_for
+from hear2act_env.evaluation.rollout import run_episode, wrap_for
 from hear2act_env.evaluation.runner import GridConfig, run_grid
 from hear2act_env.policy import Policy
 from hear2act_env.scenarios.bank import load_bank
@@ -58,11 +58,11 @@ def test_reloaded_policy_plays_an_episode(tiny_run):
     policy = load_policy(tiny_run.out_dir)
     assert isinstance(policy, Policy) and policy.observation_kind == "structured"
     env = wrap_for(Hear2ActEnv(access="T+S", split="test"), policy)
-    rollout = play(env, policy, seed=0)
+    rollout = run_episode(env, policy, seed=0)
     assert rollout.terminated or rollout.truncated
     assert not any(info["invalid_action"] for info in rollout.infos[1:])
     # deterministic: the same episode twice gives the same actions
-    again = play(env, load_policy(tiny_run.model_path), seed=0)
+    again = run_episode(env, load_policy(tiny_run.model_path), seed=0)
     assert [i["last_turn"] for i in again.infos] == [i["last_turn"] for i in rollout.infos]
 
 
@@ -133,10 +133,10 @@ def test_audio_policy_through_the_runner(tmp_path):
     assert config["encoder"]["with_audio"] and len(config["encoder"]["prosody_mean"]) == 16
     policy = load_policy(out)
     env = wrap_for(Hear2ActEnv(access="A+T", renderer=ToneRenderer(), audio_cache=False), policy)
-    rollout = play(env, policy, seed=1)
+    rollout = run_episode(env, policy, seed=1)
     assert rollout.infos[-1]["actions"] >= 1
     with pytest.raises(ConfigError):  # an audio model needs audio
-        play(wrap_for(Hear2ActEnv(access="T"), policy), policy, seed=1)
+        run_episode(wrap_for(Hear2ActEnv(access="T"), policy), policy, seed=1)
 
 
 def test_plain_ppo_without_masks(tmp_path):

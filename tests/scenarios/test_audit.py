@@ -15,8 +15,8 @@ from hear2act_cli import main
 from hear2act_cli.scenarios import text_env_factory
 from hear2act_env.bootstrap import Estimate
 from hear2act_env.protocol.scenario import Role
-from hear2act_env.scenarios.audit import BEST_LIMIT, Figure, run_audit
 from hear2act_env.scenarios.bank import load_bank
+from hear2act_env.scenarios.leakage import BEST_LIMIT, Figure, run_audit
 
 
 @pytest.fixture(scope="module")
@@ -120,10 +120,10 @@ def test_an_exact_expectation_decides_over_the_realized_point():
 def test_the_exact_expectation_is_the_posterior_of_the_pick(shipped_report):
     """Recompute one heuristic's exact expectation by hand: the mean over scenarios of the
     exact posterior of the option it picks."""
-    from hear2act_env.scenarios.audit.features import OPTION_FEATURES, option_features
-    from hear2act_env.scenarios.audit.view import view_of
     from hear2act_env.scenarios.domain import domain_files, load_domain
     from hear2act_env.scenarios.exact import scenario_triples
+    from hear2act_env.scenarios.leakage.features import OPTION_FEATURES, option_features
+    from hear2act_env.scenarios.leakage.view import view_of
 
     domains = {d.id: d for d in (load_domain(p) for p in domain_files())}
     fig = _figure(shipped_report, "most shared with last on favored", "all")
@@ -222,7 +222,7 @@ def test_cli_writes_json_and_fails_on_violations(tmp_path, capsys):
 
 
 def test_top_k_hits_splits_ties():
-    from hear2act_env.scenarios.audit.attackers import top1, top_k_hits
+    from hear2act_env.scenarios.leakage.attackers import top1, top_k_hits
 
     assert top1(np.array([1.0, 1.0, 0.0, 1.0]), 0) == pytest.approx(1 / 3)
     assert top_k_hits(np.array([3.0, 1.0, 1.0, 0.0]), [1], 2) == pytest.approx(0.25)
@@ -253,8 +253,8 @@ def test_cli_audit_of_a_missing_or_malformed_file_is_a_named_error(tmp_path, cap
 def test_the_quadratic_need_scorer_reads_a_signal_the_linear_one_cannot():
     """Need columns marked only by an interaction (two features with the same sign): the linear
     scorer stays near chance, the quadratic one (an audit need scorer) finds them."""
-    from hear2act_env.scenarios.audit import NEED_SCORERS
-    from hear2act_env.scenarios.audit.attackers import cross_validated_scores, top_k_hits
+    from hear2act_env.scenarios.leakage import NEED_SCORERS
+    from hear2act_env.scenarios.leakage.attackers import cross_validated_scores, top_k_hits
 
     rng = np.random.default_rng(0)
     features, targets = [], []

@@ -25,19 +25,6 @@ from hear2act_env.protocol.scenario import (
     Scenario,
 )
 from hear2act_env.protocol.validator import problems
-from hear2act_env.scenarios.audit.exact import (
-    NEED_EXPECTED,
-    NEED_REALIZED,
-    STRUCT_NEED,
-    STRUCT_OWN,
-    STRUCT_TOP1,
-    TOP1_EXPECTED,
-    TOP1_REALIZED,
-    exact_audit,
-    exact_table,
-    main,
-    split_pool,
-)
 from hear2act_env.scenarios.bank import load_bank
 from hear2act_env.scenarios.domain import (
     Domain,
@@ -53,6 +40,19 @@ from hear2act_env.scenarios.exact import (
     true_triple,
     valid_triples,
     visible_part,
+)
+from hear2act_env.scenarios.leakage.exact import (
+    NEED_EXPECTED,
+    NEED_REALIZED,
+    STRUCT_NEED,
+    STRUCT_OWN,
+    STRUCT_TOP1,
+    TOP1_EXPECTED,
+    TOP1_REALIZED,
+    exact_audit,
+    exact_table,
+    main,
+    split_pool,
 )
 
 # -- a hand-made layout --------------------------------------------------------------------

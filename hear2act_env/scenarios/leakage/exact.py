@@ -24,7 +24,7 @@ prior-only attacker** names the eligible candidate that the most valid triples m
 
 A scenario whose visible part admits no valid triple (never, for a valid scenario drawn from
 the domain files it is audited against) gets the uniform guess over its eligible candidates;
-it is counted in ``no_valid``. ``python -m hear2act_env.scenarios.audit.exact`` prints the
+it is counted in ``no_valid``. ``python -m hear2act_env.scenarios.leakage.exact`` prints the
 table for the shipped bank with timings.
 """
 
@@ -42,7 +42,6 @@ import numpy as np
 from hear2act_env.bootstrap import Estimate, mean_ci
 from hear2act_env.errors import ConfigError
 from hear2act_env.protocol.scenario import Role, Scenario
-from hear2act_env.scenarios.audit.attackers import top1, top_k_hits
 from hear2act_env.scenarios.exact import (
     PoolNeed,
     ValidTriples,
@@ -52,6 +51,7 @@ from hear2act_env.scenarios.exact import (
     valid_triples,
     visible_part,
 )
+from hear2act_env.scenarios.leakage.attackers import top1, top_k_hits
 
 __all__ = [
     "NEED_EXPECTED",
@@ -312,7 +312,7 @@ def exact_table(audit: ExactAudit) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the exact audit of the shipped bank, with timings."""
     parser = argparse.ArgumentParser(
-        prog="python -m hear2act_env.scenarios.audit.exact", description=__doc__.split("\n")[0]
+        prog="python -m hear2act_env.scenarios.leakage.exact", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument("--no-structure", action="store_true", help="skip the structure solver")

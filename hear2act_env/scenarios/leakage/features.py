@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hear2act_env.scenarios.audit.view import ScenarioView
+from hear2act_env.scenarios.leakage.view import ScenarioView
 
 __all__ = ["COLUMN_FEATURES", "OPTION_FEATURES", "column_features", "option_features"]
 

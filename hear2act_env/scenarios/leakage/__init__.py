@@ -48,7 +48,7 @@ from hear2act_env.bootstrap import Estimate, mean_ci
 from hear2act_env.errors import ConfigError, Hear2ActError
 from hear2act_env.protocol.engine import ReplyKind
 from hear2act_env.protocol.scenario import Scenario
-from hear2act_env.scenarios.audit.attackers import (
+from hear2act_env.scenarios.leakage.attackers import (
     ConditionalLogit,
     cross_validated_scores,
     eligible_target,
@@ -56,13 +56,13 @@ from hear2act_env.scenarios.audit.attackers import (
     top1,
     top_k_hits,
 )
-from hear2act_env.scenarios.audit.features import (
+from hear2act_env.scenarios.leakage.features import (
     COLUMN_FEATURES,
     OPTION_FEATURES,
     column_features,
     option_features,
 )
-from hear2act_env.scenarios.audit.view import ScenarioView, Truth, view_of
+from hear2act_env.scenarios.leakage.view import ScenarioView, Truth, view_of
 
 __all__ = ["BEST_LIMIT", "MARGIN", "AuditReport", "Figure", "run_audit"]
 
@@ -478,7 +478,7 @@ def _posteriors(
 
 
 def _exact_limit(label: str, chance: float) -> float | None:
-    from hear2act_env.scenarios.audit import exact as ex
+    from hear2act_env.scenarios.leakage import exact as ex
 
     if label in (ex.TOP1_EXPECTED, ex.STRUCT_TOP1):
         return BEST_LIMIT
@@ -491,7 +491,7 @@ def _exact_limit(label: str, chance: float) -> float | None:
 
 def _exact(audit: _Audit) -> None:
     """The exact prior-only figures with their limits, or a note saying why not."""
-    from hear2act_env.scenarios.audit.exact import exact_audit
+    from hear2act_env.scenarios.leakage.exact import exact_audit
 
     try:
         result = exact_audit(audit.scenarios, domains=audit.domains, seed=audit.seed)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hear2act_env.scenarios.audit.view import ScenarioView, Truth
+from hear2act_env.scenarios.leakage.view import ScenarioView, Truth
 
 __all__ = [
     "ConditionalLogit",
