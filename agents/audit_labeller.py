@@ -2,10 +2,10 @@
 
 An audio LLM (``openai:``/``litellm:`` with ``send_audio=true``, ``qwen2-audio:``,
 ``qwen2.5-omni:``) hears each clip of an audit folder, as people do on the audit page: the same
-instructions (``hear2act_env.listen.audit_instructions``), the same words of the reply, the
+instructions (``hear2act_env.listen.audit.instructions``), the same words of the reply, the
 dialogue before it when the folder was made with ``--context``, and the clip's audio file
 decoded as it was saved (what the page plays). It answers with a label; ``parse_label`` reads
-it. Labels go to the folder's ``models/`` (``hear2act_env.listen.model_labels``), one line per
+it. Labels go to the folder's ``models/`` (``hear2act_env.listen.audit.model_labels``), one line per
 clip as it is answered, so a stopped run continues where it stopped.
 
 A call that gets no answer at all (the server is down, refuses, times out, after the backend's
@@ -30,10 +30,10 @@ from hear2act_agents.perceivers import to_rate
 from hear2act_env import interrupts
 from hear2act_env.errors import ConfigError, InfrastructureError
 from hear2act_env.evaluation import runner
-from hear2act_env.listen.audit_instructions import ANSWERS, instructions
+from hear2act_env.listen.audit.folder import Audit, AuditClip
+from hear2act_env.listen.audit.instructions import ANSWERS, instructions
+from hear2act_env.listen.audit.model_labels import ModelRun, open_model_store
 from hear2act_env.listen.clips import decode_clip
-from hear2act_env.listen.model_labels import ModelRun, open_model_store
-from hear2act_env.listen.perception_audit import Audit, AuditClip
 from hear2act_env.redaction import redact
 
 __all__ = [

@@ -7,7 +7,7 @@ balanced, paired, blind clip set from the test split, rendered by ``--renderer``
 page; ``hear2act audit --out DIR --model SPEC`` has an audio LLM label the folder's clips
 instead (``hear2act_agents.audit_labeller``); ``hear2act audit --score DIR [--json PATH]``
 prints the scores of people and models in the layout of the paper's Table 11. See
-``hear2act_env/listen/perception_audit.py`` and ``audit_scores.py``.
+``hear2act_env/listen/audit/folder.py`` and ``audit_scores.py``.
 
 Exit statuses (``hear2act_cli.status``): 0 done; 2 a bad argument or unusable file, found
 before anything is made, labelled or served (an empty path option, a model that cannot hear,
@@ -86,8 +86,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--annotator: a person's name; with --model the model labels")
     from hear2act_env.interrupts import Interrupted
     from hear2act_env.listen import server
-    from hear2act_env.listen.audit_app import build_app
-    from hear2act_env.listen.perception_audit import check_annotator, serving_lock
+    from hear2act_env.listen.audit.app import build_app
+    from hear2act_env.listen.audit.folder import check_annotator, serving_lock
 
     if args.annotator is not None:
         check_annotator(args.annotator)
@@ -109,7 +109,7 @@ def _say(text: str) -> None:
 
 def _open(args: argparse.Namespace, folder: Path) -> Any:
     """Make or reopen ``folder`` (``--out``) and say which (the caller holds its lock)."""
-    from hear2act_env.listen.perception_audit import open_or_create
+    from hear2act_env.listen.audit.folder import open_or_create
 
     audit, new = open_or_create(
         folder,
@@ -211,7 +211,7 @@ def _label(args: argparse.Namespace, folder: Path, backend: Any, settings: dict[
 
 
 def _score(args: argparse.Namespace) -> int:
-    from hear2act_env.listen.audit_scores import score_audit
+    from hear2act_env.listen.audit.scores import score_audit
 
     given = [f"--{k.replace('_', '-')}" for k in _SERVE_ONLY if getattr(args, k, None) is not None]
     if given:

@@ -1,4 +1,4 @@
-"""``hear2act play``: a person plays the assistant in the browser (``hear2act_env.listen.play``).
+"""``hear2act play``: a person plays the assistant in the browser (``hear2act_env.listen.play.app``).
 
     hear2act play --name ada [--realization prosody] [--access A+T] [--split test]
         [--episodes 10] [--out runs/human/ada/results.jsonl] [--host 127.0.0.1] [--port 0]
@@ -17,14 +17,14 @@ from pathlib import Path
 
 from hear2act_cli import options
 from hear2act_env.conditions import ACCESS
-from hear2act_env.listen.play import DEFAULT_EPISODES
+from hear2act_env.listen.play.app import DEFAULT_EPISODES
 from hear2act_env.protocol.engine import REALIZATIONS
 
 
 def run(args: argparse.Namespace) -> int:
     from hear2act_env.config import EnvConfig
     from hear2act_env.interrupts import Interrupted
-    from hear2act_env.listen.play import PlaySession, default_output, play_app, play_config
+    from hear2act_env.listen.play.app import PlaySession, default_output, play_app, play_config
     from hear2act_env.listen.server import allowed_hosts_for, serve
 
     options.refuse_blank_paths(args, ("out", "scenario_file"))

@@ -1,4 +1,4 @@
-"""``hear2act view``: results as a static site (``hear2act_env.listen.site``).
+"""``hear2act view``: results as a static site (``hear2act_env.listen.view.site``).
 
 The replays use the renderer and audio cache of this command line: a results folder's
 manifest may name a shipped renderer (espeak, piper), never code to import or a folder to
@@ -53,7 +53,7 @@ def _print_some(lines: tuple[str, ...], head: str, what: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hear2act_env.listen.site import build_site
+    from hear2act_env.listen.view.site import build_site
 
     options.refuse_blank_paths(args, ("out", "audio_cache"))
     audio_cache = _audio_cache(args.audio_cache)

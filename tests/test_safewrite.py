@@ -128,7 +128,7 @@ _ALLOWED = {
     "hear2act_env/speech/espeak.py",
     # the perception audit's label files: opened under the audit folder with O_NOFOLLOW and a
     # regular-file check (clips.open_file_under), appended with fcntl locks held by the server
-    "hear2act_env/listen/perception_audit.py",
+    "hear2act_env/listen/audit/folder.py",
     "hear2act_env/listen/clips.py",
     # its folder checks create and remove a probe file with mkstemp (never through a link)
     "cli/outputs.py",

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from hear2act_env import interrupts, jsonsafe
@@ -28,6 +29,7 @@ from hear2act_env.errors import ConfigError, MissingExtraError
 
 __all__ = [
     "LOCAL_HOST",
+    "STATIC",
     "LOCAL_HOSTS",
     "MAX_BODY",
     "Refused",
@@ -42,6 +44,9 @@ __all__ = [
     "templates",
 ]
 
+#: The apps' scripts and style sheet, shared by the three (served by play and audit, copied
+#: into a view site); the page templates are ``templates()``.
+STATIC = Path(__file__).resolve().parent / "static"
 LOCAL_HOST = "127.0.0.1"
 #: ``Host`` names accepted when an app serves a loopback address.
 LOCAL_HOSTS = ("127.0.0.1", "localhost")

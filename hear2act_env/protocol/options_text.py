@@ -1,7 +1,7 @@
 """Reading back the env's numbered options text (``Scenario.options_text``): the option names,
 the attributes in shown order and each option's values. It sits in the environment package,
 beside the text it inverts, because both the LLM agents (``hear2act_agents.llm``) and the play
-app (``hear2act_env.listen.play``) read it."""
+app (``hear2act_env.listen.play.app``) read it."""
 
 from __future__ import annotations
 

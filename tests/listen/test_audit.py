@@ -14,8 +14,8 @@ import pytest
 
 from hear2act_cli import audit as audit_cli
 from hear2act_env.errors import ConfigError
-from hear2act_env.listen import audit_scores as sc
-from hear2act_env.listen import perception_audit as pa
+from hear2act_env.listen.audit import folder as pa
+from hear2act_env.listen.audit import scores as sc
 from hear2act_env.protocol.realizer import ACCEPTANCE_POOL
 from hear2act_env.scenarios.bank import load_bank
 from hear2act_env.speech.bank_perception import collect_clips
@@ -414,7 +414,7 @@ def test_an_empty_path_is_a_named_error_before_anything_is_made_or_served(
 def _client(folder: Path, annotator: str | None = None):
     from starlette.testclient import TestClient
 
-    from hear2act_env.listen.audit_app import build_app
+    from hear2act_env.listen.audit.app import build_app
 
     return TestClient(build_app(pa.Audit.load(folder), annotator))
 
@@ -538,7 +538,7 @@ def test_browser_completes_a_10_clip_audit_and_scores_it(browser, tmp_path, caps
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    from hear2act_env.listen.audit_app import build_app
+    from hear2act_env.listen.audit.app import build_app
     from hear2act_env.listen.server import background_server
     from tests.listen.browser import SCREENSHOTS, media_state
 

@@ -16,10 +16,10 @@ import pytest
 
 from hear2act_agents.audit_labeller import build_label_messages, parse_label, prompt_text
 from hear2act_env.errors import ConfigError
-from hear2act_env.listen import audit_instructions as words
-from hear2act_env.listen import audit_scores as sc
-from hear2act_env.listen import model_labels as ml
-from hear2act_env.listen import perception_audit as pa
+from hear2act_env.listen.audit import folder as pa
+from hear2act_env.listen.audit import instructions as words
+from hear2act_env.listen.audit import model_labels as ml
+from hear2act_env.listen.audit import scores as sc
 from tests.listen.test_audit import _hand_labels
 
 N = 10
@@ -44,7 +44,7 @@ def context_dir(base_context_audit, tmp_path) -> Path:
 def _client(folder: Path, annotator: str | None = None):
     from starlette.testclient import TestClient
 
-    from hear2act_env.listen.audit_app import build_app
+    from hear2act_env.listen.audit.app import build_app
 
     return TestClient(build_app(pa.Audit.load(folder), annotator))
 

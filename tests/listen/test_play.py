@@ -24,8 +24,8 @@ from hear2act_env.conditions import Access  # noqa: E402
 from hear2act_env.env import Hear2ActEnv  # noqa: E402
 from hear2act_env.errors import ConfigError  # noqa: E402
 from hear2act_env.evaluation.runner import load_records  # noqa: E402
-from hear2act_env.listen import play as play_mod  # noqa: E402
-from hear2act_env.listen.play import (  # noqa: E402
+from hear2act_env.listen.play import app as play_mod  # noqa: E402
+from hear2act_env.listen.play.app import (  # noqa: E402
     LOCAL_HOSTS,
     PLAY_ENV,
     PlaySession,

@@ -29,12 +29,12 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from hear2act_env import interrupts  # noqa: E402
 from hear2act_env.errors import ConfigError  # noqa: E402
-from hear2act_env.listen import perception_audit as pa  # noqa: E402
 from hear2act_env.listen import server  # noqa: E402
-from hear2act_env.listen.audit_app import build_app  # noqa: E402
-from hear2act_env.listen.audit_scores import score_audit  # noqa: E402
+from hear2act_env.listen.audit import folder as pa  # noqa: E402
+from hear2act_env.listen.audit.app import build_app  # noqa: E402
+from hear2act_env.listen.audit.scores import score_audit  # noqa: E402
 from hear2act_env.listen.clips import read_file_under  # noqa: E402
-from hear2act_env.listen.play import PLAY_ENV, PlaySession, play_app, play_config  # noqa: E402
+from hear2act_env.listen.play.app import PLAY_ENV, PlaySession, play_app, play_config  # noqa: E402
 from hear2act_env.listen.server import (  # noqa: E402
     LOCAL_HOSTS,
     MAX_BODY,
@@ -755,7 +755,7 @@ def test_model_label_files_are_read_and_written_only_inside_the_folder(
     """A model's record or label file (``models/``, ``hear2act audit --model``) replaced by a
     FIFO or a link, or ``models/`` itself a link: scoring and labelling stop with a named
     error, and nothing is written through the link."""
-    from hear2act_env.listen.model_labels import model_slug, open_model_store
+    from hear2act_env.listen.audit.model_labels import model_slug, open_model_store
 
     audit = pa.Audit.load(audit_copy)
     open_model_store(audit, "openai:m", {}, "instructions")  # a real record and store

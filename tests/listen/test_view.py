@@ -21,8 +21,8 @@ from hear2act_env.evaluation.agent_logs import log_line, log_path
 from hear2act_env.evaluation.records import EpisodeRecord
 from hear2act_env.evaluation.rollout import wrap_for
 from hear2act_env.evaluation.runner import GridConfig, load_records, run_grid
-from hear2act_env.listen.replay import ReplayError, RunSettings, replay_episode
-from hear2act_env.listen.site import build_site, outcome_of
+from hear2act_env.listen.view.replay import ReplayError, RunSettings, replay_episode
+from hear2act_env.listen.view.site import build_site, outcome_of
 from tests.listen.browser import SCREENSHOTS, media_state
 
 SCENARIOS = ("airport-rides-09", "city-hotels-09", "dentists-09")

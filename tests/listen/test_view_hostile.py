@@ -22,8 +22,8 @@ from hear2act_cli import main
 from hear2act_env.config import EnvConfig
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation.runner import GridConfig, run_grid
-from hear2act_env.listen.replay import RunSettings
-from hear2act_env.listen.site import MARKER, MAX_RESULTS_BYTES, build_site
+from hear2act_env.listen.view.replay import RunSettings
+from hear2act_env.listen.view.site import MARKER, MAX_RESULTS_BYTES, build_site
 
 SCENARIO = "dentists-09"
 EVIL = "import pathlib\npathlib.Path({marker!r}).write_text('ran')\ndef boom():\n    return None\n"

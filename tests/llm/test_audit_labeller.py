@@ -17,10 +17,10 @@ from hear2act_agents.audit_labeller import label_audit
 from hear2act_agents.llm.factory import make_backend
 from hear2act_cli import audit as audit_cli
 from hear2act_env.errors import ConfigError, InfrastructureError
-from hear2act_env.listen import audit_instructions as words
-from hear2act_env.listen import audit_scores as sc
-from hear2act_env.listen import perception_audit as pa
-from hear2act_env.listen.model_labels import model_runs
+from hear2act_env.listen.audit import folder as pa
+from hear2act_env.listen.audit import instructions as words
+from hear2act_env.listen.audit import scores as sc
+from hear2act_env.listen.audit.model_labels import model_runs
 
 from .conftest import server_stats
 

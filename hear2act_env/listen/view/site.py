@@ -45,14 +45,14 @@ from hear2act_env import jsonsafe, safewrite
 from hear2act_env.errors import ConfigError, MissingExtraError
 from hear2act_env.evaluation.records import EpisodeRecord
 from hear2act_env.listen.clips import encode_clip
-from hear2act_env.listen.replay import (
+from hear2act_env.listen.server import STATIC, templates
+from hear2act_env.listen.view.replay import (
     Replay,
     ReplayError,
     RunSettings,
     read_regular,
     replay_episode,
 )
-from hear2act_env.listen.server import templates
 
 __all__ = ["MARKER", "OUTCOMES", "SiteSummary", "build_site", "outcome_of", "results_files"]
 
@@ -584,7 +584,7 @@ def _write_site(
     for part in ("episodes", "compare", "static"):
         safewrite.ensure_folder(out / part, root=out)
     env = templates()
-    for asset in sorted((Path(__file__).parent / "static").iterdir()):
+    for asset in sorted(STATIC.iterdir()):
         safewrite.write_atomic(out / "static" / asset.name, asset.read_bytes(), root=out)
 
     report_text = _report([e.record for e in episodes], out / "report", plots)

@@ -29,23 +29,22 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from hear2act_env.errors import ConfigError, MissingExtraError
 from hear2act_env.listen import server
-from hear2act_env.listen.audit_instructions import ANSWERS, PAGE, instructions
-from hear2act_env.listen.perception_audit import (
+from hear2act_env.listen.audit.folder import (
     LABELS,
     Audit,
     LabelConflict,
     LabelStore,
     check_annotator,
 )
+from hear2act_env.listen.audit.instructions import ANSWERS, PAGE, instructions
 
 __all__ = ["build_app"]
 
-STATIC = Path(__file__).resolve().parent / "static"
+STATIC = server.STATIC
 _NO_STORE = server.NO_STORE
 _AUDIO_FILE = re.compile(r"([0-9a-f]{16})\.(ogg|wav)")
 _SHAPE = 'expected a JSON object {"clip": ID, "label": "resolved" or "unresolved"}'

@@ -105,7 +105,7 @@ ACT_WAIT = 15.0
 MAX_BODY = server.MAX_BODY
 _NUMBER = re.compile(r"[0-9]{1,9}")
 _CLIP_FILE = re.compile(r"([0-9]{1,9})\.([a-z0-9]{1,8})")
-STATIC = Path(__file__).resolve().parent / "static"
+STATIC = server.STATIC
 _ASSISTANT, _USER = "Assistant: ", "User: "
 
 

@@ -112,7 +112,7 @@ REALIZATION = "prosody"
 #: Paper, Table 11 (Qwen3-TTS clips), printed beside the scores.
 PAPER = {"humans": 0.92, "Qwen2.5-Omni": 0.85, "kappa_annotators": 0.96}
 SHIPPED_PERCEIVER = (
-    Path(__file__).resolve().parents[1] / "speech" / "data" / "reference_perceiver.json"
+    Path(__file__).resolve().parents[2] / "speech" / "data" / "reference_perceiver.json"
 )
 
 _RESOLVED_LABELS = DELIVERY_LABELS[State.RESOLVED]

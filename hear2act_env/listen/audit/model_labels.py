@@ -28,8 +28,8 @@ from typing import Any
 
 from hear2act_env import jsonsafe
 from hear2act_env.errors import ConfigError
+from hear2act_env.listen.audit.folder import LABELS, Audit, LabelStore, read_labels
 from hear2act_env.listen.clips import read_file_under
-from hear2act_env.listen.perception_audit import LABELS, Audit, LabelStore, read_labels
 from hear2act_env.redaction import redact_value
 from hear2act_env.safewrite import write_atomic
 

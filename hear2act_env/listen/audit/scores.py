@@ -35,8 +35,8 @@ import numpy as np
 from hear2act_env.bootstrap import LEVEL, N_RESAMPLES, Estimate, draws, estimate
 from hear2act_env.cells import markdown_text
 from hear2act_env.errors import ConfigError
-from hear2act_env.listen.model_labels import model_runs
-from hear2act_env.listen.perception_audit import LABELS, PAPER, SPLIT, Audit, read_labels
+from hear2act_env.listen.audit.folder import LABELS, PAPER, SPLIT, Audit, read_labels
+from hear2act_env.listen.audit.model_labels import model_runs
 
 __all__ = [
     "AnnotatorScore",

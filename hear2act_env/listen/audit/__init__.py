@@ -1,0 +1,1 @@
+"""hear2act audit: the perception audit (folder.py: clips and labels; app.py: the page people label in; model_labels.py: a model as a labeller; scores.py; instructions.py: the words people and models both get)."""
