@@ -1,4 +1,4 @@
-"""Linear probes on learned audio encoders (docs/rl.md, "Does the learned encoder hear it?").
+"""Linear probes on learned audio encoders (docs/results/rl.md, "Does the learned encoder hear it?").
 
     python benchmarks/rl_probe.py runs/rl/sweep/A+T-prosody-learned-c0.05-s0 [RUN ...] \
         [--per-scenario 6] [--json probe.json]

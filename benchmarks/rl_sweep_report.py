@@ -23,7 +23,7 @@ from hear2act_env.evaluation.report import errorbar_ci
 from hear2act_env.evaluation.runner import load_records
 from hear2act_env.evaluation.stats import Estimate, bootstrap, paired_difference
 
-#: The turn costs of the sweep on bank version 2 (docs/rl.md); version 1 also had 0, 0.02, 0.1.
+#: The turn costs of the sweep on bank version 2 (docs/results/rl.md); version 1 also had 0, 0.02, 0.1.
 COSTS = (0.05, 0.2)
 ACCESSES = ("T", "A+T", "T+S")
 #: A PPO agent's arm: its access condition, and "A+T learned" for a learned audio encoder.
@@ -143,7 +143,7 @@ def headline_table(
     summary: dict[Cell, dict[str, Estimate]],
     diffs: dict[tuple[str, float, str, str], dict[str, Estimate]],
 ) -> str:
-    """The headline table (docs/rl.md): mean actions per PPO agent and the paired gains of the voice."""
+    """The headline table (docs/results/rl.md): mean actions per PPO agent and the paired gains of the voice."""
     lines = [
         "| realization | turn cost | mean actions PPO(T) | PPO(A+T) | PPO(T+S) "
         "| A+T - T: actions | A+T - T: return | T+S - A+T: return |",
@@ -184,7 +184,7 @@ def markdown(
     diffs: dict[tuple[str, float, str, str], dict[str, Estimate]],
     cells: dict[Cell, list[EpisodeRecord]],
 ) -> str:
-    """The results tables of docs/rl.md."""
+    """The results tables of docs/results/rl.md."""
     lines = [
         "| realization | turn cost | agent | seeds | episodes | Success % | Accept % | FullFit % "
         "| mean return | mean actions |",

@@ -33,7 +33,7 @@ With ``--warm`` each audio condition is timed a second time on the same episodes
 (row ``warm``): every clip and its prosodic features then come from the disk caches, the steady
 state of training after ``hear2act render --features``. With ``--subproc`` the audio condition is also timed (without the breakdown) in a
 ``SubprocVecEnv``, which is how ``train`` runs it. Results are printed as a table; the machine's
-core count is printed too (the numbers in docs/rl.md are from 2 cores).
+core count is printed too (the numbers in docs/results/rl.md are from 2 cores).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The PPO models shipped with the package (``agents/rl/models``), addressable by name.
 
-Three policies of the turn-cost experiment (docs/rl.md), trained on the train split under the
+Three policies of the turn-cost experiment (docs/results/rl.md), trained on the train split under the
 Prosody-mediated realization at the default turn cost (0.05), seed 0: ``prosody-T-c0.05``
 (transcript only), ``prosody-A+T-c0.05`` (transcript and prosodic features, warm-started from
 the T policy) and ``prosody-T+S-c0.05`` (transcript and the true state tag). Each folder is a

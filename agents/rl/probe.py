@@ -185,7 +185,7 @@ def probe_encoders(
 
 
 def markdown(rows: Sequence[ProbeRow]) -> str:
-    """The probe table of docs/rl.md."""
+    """The probe table of docs/results/rl.md."""
     personas = sorted({p for r in rows for p in r.per_persona})
     lines = [
         "| classifier | inputs | test accuracy [95% CI] | train accuracy | "

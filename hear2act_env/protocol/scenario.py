@@ -109,7 +109,7 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Identifiability:
-    """How well the visible part points at the answer (hidden from agents; DESIGN 3.2a).
+    """How well the visible part points at the answer (hidden from agents; docs/domains.md#bank-v3-the-table-first-the-needs-last).
 
     ``valid_triples`` is the number of need triples of the domain's pool that the option table
     admits (the needs were drawn uniformly among them), ``best_posterior`` the largest share of

@@ -22,8 +22,9 @@ from hear2act_env.protocol.validator import problems
 from hear2act_env.safewrite import write_atomic
 
 #: Version of the shipped bank, recorded in every run manifest (and RL model config): 3, whose
-#: needs are drawn last, uniformly among the need triples its option tables admit (DESIGN
-#: 3.2a; version 2's tables admitted few, so an agent could read the answer off them).
+#: needs are drawn last, uniformly among the need triples its option tables admit
+#: (docs/domains.md#bank-v3-the-table-first-the-needs-last; version 2's tables admitted few, so
+#: an agent could read the answer off them).
 BANK_VERSION = 3
 DATA = Path(__file__).parent / "data"
 BANK_PATH = DATA / "bank.jsonl"

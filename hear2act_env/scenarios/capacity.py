@@ -1,6 +1,6 @@
 """What a domain's need pool lets the generator build (docs/domains.md, "Bank v3").
 
-The generator makes option tables that admit many valid need triples (DESIGN 3.2a). A valid
+The generator makes option tables that admit many valid need triples (docs/domains.md#bank-v3-the-table-first-the-needs-last). A valid
 triple needs, on three distinct open attributes, an L1 and an L2 need that the opening meets
 and 4 of the 8 eligible options meet, and an L3 need that the opening misses and 5 eligible
 options meet. One attribute can serve in both roles in one table only through two of its needs

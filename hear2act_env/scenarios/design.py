@@ -1,7 +1,7 @@
 """The column design of a bank v3 table: which eligible options each planted need column holds.
 
 Bank v3 draws the option table first and the needs last, uniformly among every valid need
-triple the table admits (DESIGN 3.2a). For that to leave an agent no better than a guess among
+triple the table admits (docs/domains.md#bank-v3-the-table-first-the-needs-last). For that to leave an agent no better than a guess among
 7 options, the table must admit many valid triples whose ``best`` options spread evenly. This
 module searches for such a table in the abstract, before any level is chosen.
 

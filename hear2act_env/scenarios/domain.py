@@ -87,7 +87,7 @@ class DomainAttribute:
 class Profile:
     """One user's visible side: circumstances, the visible requirement and the favored
     attribute. The hidden needs are not part of it: the generator draws them last, among the
-    need triples the scenario's option table admits (DESIGN 3.2a), so nothing here may hint at
+    need triples the scenario's option table admits (docs/domains.md#bank-v3-the-table-first-the-needs-last), so nothing here may hint at
     them. ``requirement`` is ``"attribute_key:option_key"``, ``favored`` an attribute key.
     """
 

@@ -1,4 +1,4 @@
-"""The exact prior-only attacker: every need triple a scenario's visible part admits (DESIGN 3.2a).
+"""The exact prior-only attacker: every need triple a scenario's visible part admits (docs/domains.md#bank-v3-the-table-first-the-needs-last).
 
 Before its first question an agent sees the *visible part* of a scenario: the shown attributes
 and their level texts, the 11 candidates' values, the visible requirement, the favored attribute

@@ -1,5 +1,5 @@
 """Deterministic scenario generator: one domain profile -> one validated scenario (bank v3:
-the table first, the needs last; DESIGN 3.2a, docs/domains.md).
+the table first, the needs last; docs/domains.md#bank-v3-the-table-first-the-needs-last).
 
 1. Draw the visible part for the profile (``table.draw_table``: shown attributes, the 11
    options' values; it reads no need of the scenario, there is none yet).

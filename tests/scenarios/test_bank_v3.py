@@ -1,4 +1,4 @@
-"""Bank v3: the table first, the needs last (DESIGN 3.2a). The shipped bank's stored
+"""Bank v3: the table first, the needs last (docs/domains.md#bank-v3-the-table-first-the-needs-last). The shipped bank's stored
 identifiability is what the exact enumeration gives from the domain files alone, its needs are
 one of the valid triples, its limits hold, and the generator's parts do what they claim."""
 

@@ -1,4 +1,4 @@
-"""The exact prior-only attacker (DESIGN 3.2a): valid need triples counted by hand on small
+"""The exact prior-only attacker (docs/domains.md#bank-v3-the-table-first-the-needs-last): valid need triples counted by hand on small
 scenarios, checked against the validator itself, found for every shipped scenario, blind to
 what an agent does not see, invariant to the shown order; and the exact audit's figures on a
 tiny hand-made bank."""

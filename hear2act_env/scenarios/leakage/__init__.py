@@ -23,7 +23,7 @@ Prior-only attackers are run against a bank and scored with 95% scenario-bootstr
   share of its top three that are needs, and whether its top one is L1, against chance.
 - **exact prior-only** (``audit.exact``): every need triple of the domain's pool that the shown
   table admits under the protocol, enumerated; since bank v3 draws the needs uniformly among
-  them (DESIGN 3.2a), the Bayes-optimal top-1 (the mean ``best_posterior``) and need-attribute
+  them (docs/domains.md#bank-v3-the-table-first-the-needs-last), the Bayes-optimal top-1 (the mean ``best_posterior``) and need-attribute
   figures are exact: no prior-only agent can do better on average. This is the acceptance
   test. Beside it: the largest ``best_posterior`` of any scenario, and a structure solver
   that tries every split of every shown column.

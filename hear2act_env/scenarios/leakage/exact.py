@@ -1,4 +1,4 @@
-"""The exact prior-only optimum of a scenario bank (DESIGN 3.2a; issue 33, item 2).
+"""The exact prior-only optimum of a scenario bank (docs/domains.md#bank-v3-the-table-first-the-needs-last; issue 33, item 2).
 
 For each scenario the valid need triples of its visible part are re-enumerated from the domain
 files alone (``hear2act_env.scenarios.exact``). If the needs were drawn uniformly among them,
