@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from hear2act_cli import options, status
+from hear2act_cli.eval_run import EvalRun
 from hear2act_cli.outputs import writable_dir
 from hear2act_cli.run_config import EvalOptions
 from hear2act_env.conditions import Condition
@@ -140,22 +141,6 @@ def add_benchmark(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=benchmark)
 
 
-def settings_of(args: argparse.Namespace) -> dict[str, object]:
-    """The LLM-agent settings given by ``--base-url``, ``--perceiver``, ``--response-cache``
-    and ``--setting KEY=VALUE`` (``args.settings``: resolved by ``run_config.resolve``)."""
-    settings: dict[str, object] = {}
-    if args.base_url:
-        settings["base_url"] = args.base_url
-    if args.perceiver:
-        settings["perceiver"] = args.perceiver
-    if args.response_cache:
-        settings["cache_dir"] = args.response_cache
-    if getattr(args, "trust_audio", False):
-        settings["trust_audio"] = True
-    settings.update(args.settings)  # typed per agent kind (JSON values) by the LLM factory
-    return settings
-
-
 def evaluate(args: argparse.Namespace) -> int:
     """``hear2act eval``: the flags, over the file of ``--config`` (``run_config``), run; or
     with ``--print-config``, the resolved configuration printed and nothing run."""
@@ -165,58 +150,57 @@ def evaluate(args: argparse.Namespace) -> int:
     if args.print_config:
         print(run_config.to_toml(resolved), end="")
         return 0
-    return _evaluate(run_config.namespace(resolved, args.eval_options), resolved)
+    return _evaluate(EvalRun.of(resolved), resolved)
 
 
-def _evaluate(args: argparse.Namespace, resolved: dict[str, Any]) -> int:
+def _evaluate(run: EvalRun, resolved: dict[str, Any]) -> int:
+    """Run ``run`` (the typed run; ``resolved``, its source, goes to the manifest)."""
     from hear2act_agents.registry import AgentFactory, agent_kind, perceiver_label
     from hear2act_cli.run_config import to_json
     from hear2act_env.evaluation.report import report
     from hear2act_env.evaluation.runner import GridConfig, run_grid
 
-    options.refuse_blank_paths(args, ("out", "response_cache", "scenario_file", "prices"))
-    ray_address = options.ray_address_of(args)
-    settings = settings_of(args)
-    kinds = {spec: agent_kind(spec)[1] for spec in args.agents}
+    options.refuse_blank_paths(run, ("out", "response_cache", "scenario_file", "prices"))
+    ray_address = options.ray_address_of(run)
+    settings = run.agent_settings()
+    kinds = {spec: agent_kind(spec)[1] for spec in run.agents}
     if settings and not any(k.takes_settings for k in kinds.values()):
         raise ConfigError(
             f"settings {sorted(settings)} apply to LLM agents (openai:, litellm:, hf:, "
-            f"qwen2-audio:, qwen2.5-omni:), and none is among {args.agents}"
+            f"qwen2-audio:, qwen2.5-omni:), and none is among {run.agents}"
         )
     label = perceiver_label(settings.get("perceiver"))
     # a first stage is part of what an LLM agent is: its records say so (openai:M+stage1)
-    names = tuple(f"{a}+{label}" if label and kinds[a].takes_settings else a for a in args.agents)
+    names = tuple(f"{a}+{label}" if label and kinds[a].takes_settings else a for a in run.agents)
     config = GridConfig(
         agents=names,
-        realizations=tuple(args.realizations),
-        conditions=tuple(Condition.of(a) for a in args.access),
-        scenarios=tuple(args.scenarios) if args.scenarios else None,
-        runs=args.runs,
-        env=EnvConfig(
-            split=args.split, scenarios=args.scenario_file, allow_clarify=not args.spoken
-        ),
+        realizations=run.realizations,
+        conditions=tuple(Condition.of(a) for a in run.access),
+        scenarios=run.scenarios or None,
+        runs=run.runs,
+        env=EnvConfig(split=run.split, scenarios=run.scenario_file, allow_clarify=not run.spoken),
         agent_options=settings,
     )
-    out = writable_dir("--out", args.out)
-    if args.response_cache:
-        writable_dir("--response-cache", args.response_cache)
-    prices = _prices(args.prices)
-    factory = AgentFactory(settings, allow_clarify=not args.spoken)
-    _fail_fast(kinds, settings, factory, probe=not args.no_probe)
-    _refuse_deaf(args.agents, kinds, config.conditions, settings)
-    check_trained_models(args.agents, factory)
+    out = writable_dir("--out", run.out)
+    if run.response_cache:
+        writable_dir("--response-cache", run.response_cache)
+    prices = _prices(run.prices)
+    factory = AgentFactory(settings, allow_clarify=not run.spoken)
+    _fail_fast(kinds, settings, factory, probe=not run.no_probe)
+    _refuse_deaf(run.agents, kinds, config.conditions, settings)
+    check_trained_models(run.agents, factory)
     records = run_grid(
         config,
         out / "results.jsonl",
         factory,
-        backend=args.backend,
-        workers=args.workers,
-        retry_errors=not args.no_retry_errors,
-        wait=args.wait,
+        backend=run.backend,
+        workers=run.workers,
+        retry_errors=not run.no_retry_errors,
+        wait=run.wait,
         ray_address=ray_address,
         run_config=to_json(resolved),  # the manifest's "run": eval --config MANIFEST reruns it
     )
-    print(report(records, out, plots=not args.no_plots, prices=prices))
+    print(report(records, out, plots=not run.no_plots, prices=prices))
     return status.of_records(records)
 
 

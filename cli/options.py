@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+from typing import Any
 
 from hear2act_env.conditions import ACCESS, SPLIT_CHOICES
 from hear2act_env.errors import ConfigError
@@ -95,7 +96,7 @@ def env_number(name: str):  # noqa: ANN201 - an argparse type
     return parse
 
 
-def refuse_blank_paths(args: argparse.Namespace, keys: tuple[str, ...]) -> None:
+def refuse_blank_paths(args: Any, keys: tuple[str, ...]) -> None:
     """A ``ConfigError`` naming the first option of ``keys`` (``args`` attributes) given as an
     empty or blank path: ``Path("")`` is the current folder, and ``if value:`` would read it as
     "not given", so neither may stand for what the user typed."""
@@ -187,7 +188,7 @@ def add_ray_address(p: Parser) -> None:
     )
 
 
-def ray_address_of(args: argparse.Namespace) -> str | None:
+def ray_address_of(args: Any) -> str | None:
     """``--ray-address``, checked against ``--backend`` (a ``ConfigError`` unless ``ray``)."""
     if args.ray_address is not None and args.backend != "ray":
         raise ConfigError(

@@ -38,7 +38,6 @@ from hear2act_env.redaction import redact_urls
 __all__ = [
     "EvalOptions",
     "load_file",
-    "namespace",
     "resolve",
     "spec_server",
     "to_json",
@@ -120,13 +119,6 @@ def resolve(given: argparse.Namespace, options: EvalOptions) -> tuple[dict[str, 
     if not resolved.get("agents"):
         options.parser.error(f"the following arguments are required: {options.flag('agents')}")
     return {k: v for k, v in resolved.items() if v is not None}, source
-
-
-def namespace(resolved: dict[str, Any], options: EvalOptions) -> argparse.Namespace:
-    """The resolved configuration as the namespace the run reads (absent keys as None)."""
-    values = {k: None for k in options.actions if k != "setting"}
-    values.update(resolved)
-    return argparse.Namespace(**values)
 
 
 def flag_settings(items: list[str]) -> dict[str, str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hear2act_cli import build_parser, main, run_config
-from hear2act_cli.evaluate import settings_of
+from hear2act_cli.eval_run import EvalRun
 from hear2act_env.evaluation.runner import GridConfig, load_records, manifest
 from hear2act_env.scenarios.bank import load_bank
 
@@ -338,8 +338,8 @@ def test_the_example_configs_resolve(capsys, tmp_path, monkeypatch, name, expect
     assert settings.items() <= resolved["settings"].items()
     assert _printed(capsys, "--config", path, "--runs", "1") == printed  # runs = 1 there too
     # the settings fit the agent kind: its agent builds (no request is sent)
-    args = run_config.namespace(resolved, build_parser().parse_args(["eval"]).eval_options)
-    agent = AgentFactory(settings_of(args), allow_clarify=not args.spoken)(args.agents[0])
+    run = EvalRun.of(resolved)
+    agent = AgentFactory(run.agent_settings(), allow_clarify=not run.spoken)(run.agents[0])
     assert agent.backend.supports_audio is ("A+T" in resolved["access"])
 
 
