@@ -2,8 +2,8 @@
 
 Specs: ``openai:MODEL`` (an OpenAI-compatible server), ``litellm:PROVIDER/MODEL`` (any
 provider LiteLLM knows, with the same calls, logs and errors as ``openai:``), ``hf:PATH`` (a local transformers chat
-model), ``qwen2-audio:PATH`` and ``qwen2.5-omni:PATH`` (audio LLMs). Settings not listed in a
-backend's keywords (or the policy's) raise ``ConfigError``. ``trust_audio`` (any spec; the
+model), ``qwen2-audio:PATH`` and ``qwen2.5-omni:PATH`` (audio LLMs). Settings that are not
+fields of a backend's settings dataclass (or the policy's) raise ``ConfigError``. ``trust_audio`` (any spec; the
 CLI's ``--trust-audio``) skips the hearing check of an ``openai:`` backend with ``send_audio``
 and is counted in the agent's stats (``unchecked_audio_calls``), so the report says so; local
 audio models hear by construction and ignore it.
@@ -11,7 +11,6 @@ audio models hear by construction and ignore it.
 
 from __future__ import annotations
 
-import inspect
 import os
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from hear2act_env.policy import Policy
 
 __all__ = [
     "SPEC_PREFIXES",
+    "backend_setting_types",
     "check_backend_settings",
     "check_settings",
     "hears_audio",
@@ -79,8 +79,7 @@ def check_settings(
             f"{spec}: no model folder at {rest!r}; local model specs take a path or a hub id "
             "already in the local cache (nothing is downloaded)"
         )
-    accepted = set(inspect.signature(_backend_class(prefix).__init__).parameters)
-    accepted -= {"self", "model", "path", "base_url", "cache_dir"}
+    accepted = set(backend_setting_types(prefix)) - {"base_url", "cache_dir"}
     given = {k for k, v in settings.items() if v is not None}
     unknown = sorted(given - accepted - set(POLICY_SETTINGS))
     if unknown:
@@ -94,7 +93,7 @@ def check_settings(
 
 
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
-#: Types of the policy's settings (the backends' come from their signatures).
+#: Types of the policy's settings (the backends' come from their settings dataclasses).
 POLICY_TYPES: dict[str, str] = {
     "name": "str",
     "run": "int",
@@ -114,21 +113,13 @@ _EXPECTED = {
 }
 
 
-def _param_type(param: inspect.Parameter) -> tuple[str | None, bool]:
-    """(type name, None allowed) of a backend parameter, from its annotation or default."""
-    note, default = str(param.annotation), param.default
-    optional = "None" in note or default is None
-    for name in ("bool", "dict", "int", "float", "str"):
-        if note.split("[")[0].split(" |")[0].strip() == name or note.startswith(f"{name} "):
-            return name, optional
-    if "dict" in note:
-        return "dict", optional
-    if isinstance(default, bool):
-        return "bool", optional
-    for kind in (int, float, str, dict):
-        if isinstance(default, kind):
-            return kind.__name__, optional
-    return None, optional
+def backend_setting_types(prefix: str) -> dict[str, tuple[str | None, bool]]:
+    """The settings the backend of ``prefix`` takes: the fields of its ``settings_class``
+    (``HttpSettings`` or ``LocalGenerationSettings`` and their subclasses), each with its type
+    name and whether None is allowed (``backends.settings.setting_types``)."""
+    from hear2act_agents.llm.backends.settings import setting_types
+
+    return setting_types(_backend_class(prefix).settings_class)
 
 
 def _coerce(spec: str, name: str, value: Any, kind: str, optional: bool) -> Any:
@@ -166,19 +157,19 @@ def _coerce(spec: str, name: str, value: Any, kind: str, optional: bool) -> Any:
 
 
 def typed_settings(spec: str, settings: dict[str, Any]) -> dict[str, Any]:
-    """``settings`` with each value turned into the type its parameter takes (judged from the
-    backend's signature, or ``POLICY_TYPES``): text values (``--setting KEY=VALUE``) are read as
+    """``settings`` with each value turned into the type its setting takes (the field of the
+    backend's settings dataclass, or ``POLICY_TYPES``): text values (``--setting KEY=VALUE``) are read as
     JSON (``true``, ``8``, ``0.5``, ``{"chat_template_kwargs": {"enable_thinking": false}}``),
     with bare words for strings and true/false/yes/no/on/off/1/0 for booleans. A value that does
     not fit is a ``ConfigError`` naming the setting, the value and what was expected."""
     prefix, _ = split_spec(spec)
-    params = inspect.signature(_backend_class(prefix).__init__).parameters
+    types = backend_setting_types(prefix)
     out = dict(settings)
     for name, value in settings.items():
         if name in POLICY_TYPES:
             kind, optional = POLICY_TYPES[name], True
-        elif name in params:
-            kind, optional = _param_type(params[name])
+        elif name in types:
+            kind, optional = types[name]
         else:
             continue
         if kind is not None:

@@ -25,9 +25,9 @@ Version notes (transformers 4.50 to 5.x):
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ import numpy as np
 from hear2act_agents.llm.backends.base import (
     BackendError,
     LocalGeneration,
+    LocalGenerationSettings,
     Message,
     MicroBatcher,
     Reply,
@@ -59,7 +60,13 @@ from hear2act_env.constants import SAMPLE_RATE
 from hear2act_env.errors import ConfigError
 from hear2act_env.seeding import derive_seed
 
-__all__ = ["AudioLLMBackend", "Qwen25OmniBackend", "Qwen2AudioBackend", "with_audio"]
+__all__ = [
+    "AudioLLMBackend",
+    "AudioSettings",
+    "Qwen25OmniBackend",
+    "Qwen2AudioBackend",
+    "with_audio",
+]
 
 
 def with_audio(messages: Sequence[Message], audio: Any) -> list[Message]:
@@ -214,6 +221,21 @@ class _LoadedAudio:
         return {"config": full.thinker_config, "key_mapping": {r"^thinker\.": ""}}
 
 
+@dataclass(frozen=True)
+class AudioSettings(LocalGenerationSettings):
+    """``LocalGenerationSettings`` (batches of 4 by default) and ``processor``: ``"auto"`` (the
+    checkpoint's processor, or the light one when it cannot be built) or ``"light"``."""
+
+    max_batch_size: int = 4
+    processor: str = "auto"
+
+    def validate(self, kind: str) -> None:
+        """The processor first, then the limits every local backend checks."""
+        if self.processor not in ("auto", "light"):
+            raise ConfigError(f"processor: got {self.processor!r}, expected 'auto' or 'light'")
+        super().validate(kind)
+
+
 class AudioLLMBackend(LocalGeneration):
     """Shared code of the audio LLM backends (subclasses name the model class)."""
 
@@ -221,51 +243,31 @@ class AudioLLMBackend(LocalGeneration):
     model_class = ""
     supports_audio = True
 
-    def __init__(
-        self,
-        path: str,
-        *,
-        device: str | None = None,
-        dtype: str | None = "auto",
-        temperature: float = 0.0,
-        top_p: float | None = None,
-        max_new_tokens: int = 1024,
-        max_batch_size: int = 4,
-        batch_wait_s: float = 0.0,
-        processor: str = "auto",
-        chat_template_kwargs: dict[str, Any] | None = None,
-        cache_dir: str | os.PathLike[str] | None = None,
-    ) -> None:
-        if processor not in ("auto", "light"):
-            raise ConfigError(f"processor: got {processor!r}, expected 'auto' or 'light'")
-        self._init_generation(
-            path,
-            device=device,
-            dtype=dtype,
-            temperature=temperature,
-            top_p=top_p,
-            max_new_tokens=max_new_tokens,
-            max_batch_size=max_batch_size,
-            chat_template_kwargs=chat_template_kwargs,
-        )
+    settings_class = AudioSettings
+
+    def __init__(self, path: str, settings: AudioSettings | None = None, **overrides: Any) -> None:
+        """``settings`` (an ``AudioSettings``), or its fields as keywords."""
+        options = self._init_generation(path, settings, **overrides)
+        dtype, processor = options.dtype, options.processor
         key = (self.model_class, self.path, self.device, dtype, processor)
         self._m: _LoadedAudio = shared(
             key, lambda: _LoadedAudio(self.path, self.model_class, self.device, dtype, processor)
         )
+        size, wait = options.max_batch_size, options.batch_wait_s
         self.batcher = shared(
             (
                 *key,
                 "batcher",
-                max_batch_size,
-                batch_wait_s,
+                size,
+                wait,
                 self.temperature,
-                top_p,
-                max_new_tokens,
+                options.top_p,
+                options.max_new_tokens,
                 json.dumps(self.chat_template_kwargs, sort_keys=True),
             ),
-            lambda: MicroBatcher(self._run_batch, max_batch_size, batch_wait_s),
+            lambda: MicroBatcher(self._run_batch, size, wait),
         )
-        self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
+        self.cache = ResponseCache(options.cache_dir) if options.cache_dir is not None else None
 
     @property
     def processor_kind(self) -> str:

@@ -1,22 +1,26 @@
 """What every backend shares: the ``ChatBackend`` protocol, its errors, lazy imports, a
 micro-batcher that groups concurrent requests from many episodes into one model call, and the
-arguments the local ``transformers`` backends take alike (``LocalGeneration``: checked and
-stored in one place)."""
+settings the local ``transformers`` backends take alike (``LocalGeneration`` with a
+``LocalGenerationSettings``: checked and stored in one place)."""
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from hear2act_agents.llm.backends.settings import (
+    LocalGenerationSettings,
+    finite_number,
+    make_settings,
+)
 from hear2act_agents.loading import generation_settings, pick_device, resolve_model_path
-from hear2act_env.errors import ConfigError, Hear2ActError
+from hear2act_env.errors import Hear2ActError
 from hear2act_env.redaction import redact
 
 __all__ = [
@@ -27,6 +31,7 @@ __all__ = [
     "ChatBackend",
     "LENGTH",
     "LocalGeneration",
+    "LocalGenerationSettings",
     "MicroBatcher",
     "Reply",
     "Request",
@@ -36,17 +41,6 @@ __all__ = [
 ]
 
 Message = dict[str, Any]
-
-
-def finite_number(value: Any) -> bool:
-    """Whether ``value`` is a real, finite number (not NaN, not infinite, not a bool, not an
-    integer too large for a float): what a numeric backend setting must be."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an int past the float range
-        return False
 
 
 class BackendError(Hear2ActError, RuntimeError):
@@ -169,45 +163,35 @@ class CallTracking:
 
 
 class LocalGeneration(CallTracking):
-    """Mixin of the local ``transformers`` backends (``hf`` and the audio LLMs): the arguments
-    they all take, checked and stored by ``_init_generation``, and ``settings()``.
+    """Mixin of the local ``transformers`` backends (``hf`` and the audio LLMs): their settings
+    (a ``settings_class`` instance, ``options``), checked and stored by ``_init_generation``,
+    and ``settings()``.
 
-    Subclasses set ``kind`` (it names the backend in messages and in ``name``).
+    Subclasses set ``kind`` (it names the backend in messages and in ``name``) and, when they
+    take more settings, ``settings_class`` (a ``LocalGenerationSettings`` subclass).
     """
 
     kind = ""
+    settings_class: ClassVar[type[LocalGenerationSettings]] = LocalGenerationSettings
 
     def _init_generation(
-        self,
-        path: str,
-        *,
-        device: str | None,
-        dtype: str | None,
-        temperature: float,
-        top_p: float | None,
-        max_new_tokens: int,
-        max_batch_size: int,
-        chat_template_kwargs: dict[str, Any] | None,
-    ) -> None:
-        """Check the limits (``ConfigError`` naming the backend), then resolve the model path
-        and the device and store the generation settings."""
-        if not finite_number(temperature):
-            raise ConfigError(
-                f"{self.kind} backend: temperature must be a finite number; got {temperature!r}"
-            )
-        if max_new_tokens < 1 or max_batch_size < 1 or temperature < 0:
-            raise ConfigError(
-                f"{self.kind} backend: max_new_tokens and max_batch_size must be >= 1, "
-                "temperature >= 0"
-            )
+        self, path: str, settings: LocalGenerationSettings | None = None, **overrides: Any
+    ) -> LocalGenerationSettings:
+        """Build the settings (``settings`` with ``overrides``, the keywords of
+        ``settings_class``), check them (``ConfigError`` naming the backend), then resolve the
+        model path and the device and store the generation settings; returns the settings."""
+        options = make_settings(self.settings_class, settings, overrides)
+        options.validate(self.kind)
+        self.options = options
         self.path = resolve_model_path(path)
-        self.device = pick_device(device)
-        self.dtype = dtype
-        self.temperature = float(temperature)
-        self.top_p = top_p
-        self.max_new_tokens = int(max_new_tokens)
-        self.chat_template_kwargs = dict(chat_template_kwargs or {})
+        self.device = pick_device(options.device)
+        self.dtype = options.dtype
+        self.temperature = float(options.temperature)
+        self.top_p = options.top_p
+        self.max_new_tokens = int(options.max_new_tokens)
+        self.chat_template_kwargs = dict(options.chat_template_kwargs or {})
         self.name = f"{self.kind}:{path}"
+        return options
 
     def settings(self) -> dict[str, Any]:
         """The generation settings that determine replies (part of the cache key)."""

@@ -13,9 +13,9 @@ stop token, else ``"stop"``. No generation starts after a stop request
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,7 @@ from hear2act_agents.llm.backends.base import (
     LENGTH,
     BackendError,
     LocalGeneration,
+    LocalGenerationSettings,
     Message,
     MicroBatcher,
     Reply,
@@ -43,6 +44,7 @@ from hear2act_env.seeding import derive_seed
 
 __all__ = [
     "TransformersChatBackend",
+    "TransformersSettings",
     "finish_reasons",
     "generated_replies",
     "generated_usage",
@@ -161,46 +163,35 @@ class _Loaded:
         self.lock = threading.Lock()
 
 
+@dataclass(frozen=True)
+class TransformersSettings(LocalGenerationSettings):
+    """``LocalGenerationSettings`` and ``trust_remote_code`` (run the model folder's own code)."""
+
+    trust_remote_code: bool = False
+
+
 class TransformersChatBackend(LocalGeneration):
     """A local chat model (see the module docstring)."""
 
     kind = "hf"
     supports_audio = False
 
+    settings_class = TransformersSettings
+
     def __init__(
-        self,
-        path: str,
-        *,
-        device: str | None = None,
-        dtype: str | None = "auto",
-        temperature: float = 0.0,
-        top_p: float | None = None,
-        max_new_tokens: int = 1024,
-        max_batch_size: int = 8,
-        batch_wait_s: float = 0.0,
-        trust_remote_code: bool = False,
-        chat_template_kwargs: dict[str, Any] | None = None,
-        cache_dir: str | os.PathLike[str] | None = None,
+        self, path: str, settings: TransformersSettings | None = None, **overrides: Any
     ) -> None:
-        self._init_generation(
-            path,
-            device=device,
-            dtype=dtype,
-            temperature=temperature,
-            top_p=top_p,
-            max_new_tokens=max_new_tokens,
-            max_batch_size=max_batch_size,
-            chat_template_kwargs=chat_template_kwargs,
-        )
-        key = ("causal-lm", self.path, self.device, dtype, trust_remote_code)
-        self._m: _Loaded = shared(
-            key, lambda: _Loaded(self.path, self.device, dtype, trust_remote_code)
-        )
+        """``settings`` (a ``TransformersSettings``), or its fields as keywords."""
+        options = self._init_generation(path, settings, **overrides)
+        dtype, trust = options.dtype, options.trust_remote_code
+        key = ("causal-lm", self.path, self.device, dtype, trust)
+        self._m: _Loaded = shared(key, lambda: _Loaded(self.path, self.device, dtype, trust))
+        size, wait = options.max_batch_size, options.batch_wait_s
         self.batcher = shared(
-            (*key, "batcher", max_batch_size, batch_wait_s, self.settings_key()),
-            lambda: MicroBatcher(self._run_batch, max_batch_size, batch_wait_s),
+            (*key, "batcher", size, wait, self.settings_key()),
+            lambda: MicroBatcher(self._run_batch, size, wait),
         )
-        self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
+        self.cache = ResponseCache(options.cache_dir) if options.cache_dir is not None else None
 
     def settings_key(self) -> tuple:
         return (

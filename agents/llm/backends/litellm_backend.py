@@ -2,8 +2,9 @@
 the other providers LiteLLM knows, by its model strings (``anthropic/claude-...``,
 ``gemini/...``, ``bedrock/...``, ``openai/...``).
 
-Only the transport differs from ``openai:``: this backend is ``OpenAIChatBackend`` with one
-attempt (``_exchange``) made by ``litellm.completion`` instead of an HTTP POST. Everything
+Only the transport differs from ``openai:``: both are an ``HttpChatBackend`` (with the same
+``HttpSettings``), and this one makes its attempt (``_exchange``) by ``litellm.completion``
+instead of an HTTP POST. Everything
 else is shared: the request (messages, audio as OpenAI-format ``input_audio`` parts, which
 LiteLLM converts for providers that take audio), the retries with backoff and ``Retry-After``,
 the per-call ``deadline``, the concurrency limiter, the response cache, the reading of the
@@ -53,7 +54,8 @@ import warnings
 from typing import Any
 
 from hear2act_agents.llm.backends.base import BackendError, BackendTimeout
-from hear2act_agents.llm.backends.openai_http import OpenAIChatBackend, limiter_for
+from hear2act_agents.llm.backends.openai_http import HttpChatBackend, limiter_for
+from hear2act_agents.llm.backends.settings import HttpSettings
 from hear2act_env.errors import ConfigError, MissingExtraError
 from hear2act_env.redaction import redact_url, redact_urls
 
@@ -121,60 +123,15 @@ def load_litellm() -> Any:
         return litellm
 
 
-class LiteLLMBackend(OpenAIChatBackend):
+class LiteLLMBackend(HttpChatBackend):
     """A LiteLLM model string as a chat backend (see the module docstring)."""
 
     kind = "litellm"
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key_env: str | None = None,
-        timeout: float = 120.0,
-        max_retries: int = 5,
-        backoff_base: float = 0.5,
-        backoff_max: float = 30.0,
-        max_retry_after: float = 120.0,
-        max_concurrency: int = 8,
-        deadline: float | None = None,
-        max_reply_bytes: int = 4_000_000,
-        temperature: float = 0.0,
-        max_tokens: int = 2048,
-        top_p: float | None = None,
-        send_seed: bool = True,
-        send_audio: bool = False,
-        trust_audio: bool = False,
-        extra_body: dict[str, Any] | None = None,
-        chat_template_kwargs: dict[str, Any] | None = None,
-        cache_dir: str | os.PathLike[str] | None = None,
-    ) -> None:
-        self._configure(
-            model,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff_base=backoff_base,
-            backoff_max=backoff_max,
-            max_retry_after=max_retry_after,
-            deadline=deadline,
-            max_reply_bytes=max_reply_bytes,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            top_p=top_p,
-            send_seed=send_seed,
-            send_audio=send_audio,
-            trust_audio=trust_audio,
-            extra_body=extra_body,
-            chat_template_kwargs=chat_template_kwargs,
-            cache_dir=cache_dir,
-            max_concurrency=max_concurrency,
-        )
-        if base_url is not None and not str(base_url).startswith(("http://", "https://")):
-            raise ConfigError(
-                f"litellm backend: base_url {redact_url(str(base_url))!r} must start with "
-                "http(s)://"
-            )
+    def _connect(self, model: str, options: HttpSettings) -> None:
+        """LiteLLM (imported now), the provider of ``model`` and the server it names."""
+        self._check_scheme(options.base_url)
+        base_url = options.base_url
         self._litellm = load_litellm()
         self._httpx = self._litellm_httpx()
         try:
@@ -192,9 +149,9 @@ class LiteLLMBackend(OpenAIChatBackend):
         server = self.base_url or _model_url(model)  # oobabooga/http://HOST, huggingface/...
         self.shown_url = redact_url(server) if server else f"the {provider} API"
         self.shown_base = self.shown_url
-        self.api_key_env = api_key_env
         self.name = f"litellm:{redact_urls(model)}"  # a URL in the model string: no password
-        self.limiter = limiter_for(self.base_url or f"litellm:{self.provider}", max_concurrency)
+        where = self.base_url or f"litellm:{self.provider}"
+        self.limiter = limiter_for(where, options.max_concurrency)
 
     # -- what differs from openai: ---------------------------------------------------------
     def _litellm_httpx(self) -> Any:

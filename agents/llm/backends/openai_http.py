@@ -1,5 +1,10 @@
 """OpenAI-compatible chat completions over HTTP (vLLM, SGLang, llama.cpp, commercial APIs).
 
+``HttpChatBackend`` is what every provider served over the network shares (its settings are
+one ``HttpSettings``); ``OpenAIChatBackend`` adds the transport (``_exchange``: one POST) and
+``litellm_backend.LiteLLMBackend`` another. A new provider overrides ``_exchange`` (and maybe
+``kind`` and ``_connect``) and gets all of what follows.
+
 - ``base_url`` ends with the API root (``http://127.0.0.1:8000/v1``); requests go to
   ``{base_url}/chat/completions``. The API key comes from an environment variable (default
   ``OPENAI_API_KEY``); without it no ``Authorization`` header is sent (local servers).
@@ -49,7 +54,8 @@ import threading
 import time
 import wave
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -61,21 +67,27 @@ from hear2act_agents.llm.backends.base import (
     Reply,
     Usage,
     clips_of,
-    finite_number,
 )
+from hear2act_agents.llm.backends.settings import MAX_TOKENS_LIMIT, HttpSettings, make_settings
 from hear2act_agents.llm.cache import ResponseCache, audio_digest, cache_key
 from hear2act_agents.loading import require
 from hear2act_env import interrupts, jsonsafe
 from hear2act_env.errors import ConfigError
-from hear2act_env.redaction import redact, redact_url
+from hear2act_env.redaction import redact, redact_url, redact_urls
 from hear2act_env.seeding import derive_seed
 
-__all__ = ["OpenAIChatBackend", "client_pool", "limiter_for", "probe_clip", "wav_base64"]
+__all__ = [
+    "MAX_TOKENS_LIMIT",
+    "HttpChatBackend",
+    "OpenAIChatBackend",
+    "OpenAISettings",
+    "client_pool",
+    "limiter_for",
+    "probe_clip",
+    "wav_base64",
+]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-
-#: The largest ``max_tokens`` sent: OpenAI-compatible servers read it as a 32-bit integer.
-MAX_TOKENS_LIMIT = 2**31 - 1
 
 
 class _Limiter:
@@ -276,160 +288,77 @@ def _content_text(content: Any) -> str:
     raise BackendError(f"unexpected message content of type {type(content).__name__}")
 
 
-class OpenAIChatBackend(CallTracking):
-    """Chat completions from an OpenAI-compatible server (see the module docstring)."""
+class HttpChatBackend(CallTracking):
+    """A chat model served over the network, minus its transport: a subclass makes one attempt
+    (``_exchange``: the request body in, ``(status, headers, body)`` out, within a time budget)
+    and may name itself (``kind``, ``_connect``). Everything else is here: the settings
+    (``settings_class``, stored as ``options`` and as attributes), the request (messages, audio
+    as ``input_audio`` parts, sampling, seeds), retries with backoff and ``Retry-After``, the
+    per-call deadline, the concurrency limiter, the response cache, the reading of the reply,
+    ``probe()`` with its hearing check, and redaction (see the module docstring)."""
 
-    kind = "openai"
+    kind = "http"
+    settings_class: ClassVar[type[HttpSettings]] = HttpSettings
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
-        timeout: float = 120.0,
-        max_retries: int = 5,
-        backoff_base: float = 0.5,
-        backoff_max: float = 30.0,
-        max_retry_after: float = 120.0,
-        max_concurrency: int = 8,
-        deadline: float | None = None,
-        max_reply_bytes: int = 4_000_000,
-        temperature: float = 0.0,
-        max_tokens: int = 2048,
-        top_p: float | None = None,
-        send_seed: bool = True,
-        send_audio: bool = False,
-        trust_audio: bool = False,
-        extra_body: dict[str, Any] | None = None,
-        chat_template_kwargs: dict[str, Any] | None = None,
-        cache_dir: str | os.PathLike[str] | None = None,
-    ) -> None:
-        self._configure(
-            model,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff_base=backoff_base,
-            backoff_max=backoff_max,
-            max_retry_after=max_retry_after,
-            deadline=deadline,
-            max_reply_bytes=max_reply_bytes,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            top_p=top_p,
-            send_seed=send_seed,
-            send_audio=send_audio,
-            trust_audio=trust_audio,
-            extra_body=extra_body,
-            chat_template_kwargs=chat_template_kwargs,
-            cache_dir=cache_dir,
-            max_concurrency=max_concurrency,
-        )
-        self._httpx = require("httpx")
-        base = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        if not base.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"openai backend: base_url {redact_url(base)!r} must start with http(s)://"
-            )
-        self.base_url = base.rstrip("/")
-        self.url = f"{self.base_url}/chat/completions"
-        try:
-            self._httpx.URL(self.url)
-        except (self._httpx.InvalidURL, ValueError, TypeError) as exc:
-            raise ConfigError(
-                f"openai backend: base_url {redact_url(base)!r} is not a valid URL ({exc}); "
-                "expected e.g. http://127.0.0.1:8000/v1"
-            ) from None
-        self.shown_url = redact_url(self.url)  # for messages: no credentials
-        self.shown_base = redact_url(self.base_url)
-        self.api_key_env = api_key_env
-        self.name = f"openai:{model}"
-        self.limiter = limiter_for(self.base_url, max_concurrency)
-        self._pool = client_pool(self._httpx, self.timeout)
-
-    def _configure(
-        self,
-        model: str,
-        *,
-        timeout: float,
-        max_retries: int,
-        backoff_base: float,
-        backoff_max: float,
-        max_retry_after: float,
-        deadline: float | None,
-        max_reply_bytes: int,
-        temperature: float,
-        max_tokens: int,
-        top_p: float | None,
-        send_seed: bool,
-        send_audio: bool,
-        trust_audio: bool,
-        extra_body: dict[str, Any] | None,
-        chat_template_kwargs: dict[str, Any] | None,
-        cache_dir: str | os.PathLike[str] | None,
-        max_concurrency: int = 1,
-    ) -> None:
-        """Check and store the settings every HTTP-style backend shares (this one and
-        ``litellm_backend``): limits, retries, deadline, sampling, audio, cache. Messages name
-        the backend by ``self.kind``."""
-        kind = self.kind
+    def __init__(self, model: str, settings: HttpSettings | None = None, **overrides: Any) -> None:
+        """``settings`` (a ``settings_class`` instance), or its fields as keywords
+        (``base_url=..., timeout=...``), or both (the keywords replace its fields)."""
+        options = make_settings(self.settings_class, settings, overrides)
         if not model:
-            raise ConfigError(f"{kind} backend: the model name is empty")
-        numbers = {
-            "timeout": timeout,
-            "backoff_base": backoff_base,
-            "backoff_max": backoff_max,
-            "max_retry_after": max_retry_after,
-            "temperature": temperature,
-            "deadline": deadline,
-            "top_p": top_p,
-        }
-        for name, value in numbers.items():  # NaN passes every comparison below
-            if value is not None and not finite_number(value):
-                raise ConfigError(f"{kind} backend: {name} must be a finite number; got {value!r}")
-        if timeout <= 0 or max_retries < 0 or max_concurrency < 1 or max_tokens < 1:
-            raise ConfigError(
-                f"{kind} backend: timeout must be > 0, max_retries >= 0, max_concurrency >= 1 "
-                "and max_tokens >= 1"
-            )
-        if max_tokens > MAX_TOKENS_LIMIT:  # sent as is: servers parse it as a 32-bit integer
-            raise ConfigError(
-                f"{kind} backend: max_tokens must be at most {MAX_TOKENS_LIMIT}; got {max_tokens!r}"
-            )
-        if (deadline is not None and deadline <= 0) or max_reply_bytes < 1024:
-            raise ConfigError(
-                f"{kind} backend: deadline must be > 0 (wall-clock seconds per call, default: 2 x "
-                f"timeout) and max_reply_bytes >= 1024; got deadline={deadline!r}, "
-                f"max_reply_bytes={max_reply_bytes!r}"
-            )
-        if temperature < 0 or (top_p is not None and not 0 < top_p <= 1):
-            raise ConfigError(
-                f"{kind} backend: temperature must be >= 0 and top_p in (0, 1]; got "
-                f"temperature={temperature!r}, top_p={top_p!r}"
-            )
+            raise ConfigError(f"{self.kind} backend: the model name is empty")
+        options.validate(self.kind)
+        self.options = options
         self.model = model
-        self.timeout = float(timeout)
-        self.deadline = float(deadline) if deadline is not None else 2.0 * self.timeout
-        self.max_reply_bytes = int(max_reply_bytes)
-        self.max_retries = int(max_retries)
-        self.backoff_base = float(backoff_base)
-        self.backoff_max = float(backoff_max)
-        self.max_retry_after = float(max_retry_after)
-        self.temperature = float(temperature)
-        self.max_tokens = int(max_tokens)
-        self.top_p = top_p
-        self.send_seed = bool(send_seed)
-        self.supports_audio = bool(send_audio)
+        self.timeout = float(options.timeout)
+        self.deadline = options.call_deadline
+        self.max_reply_bytes = int(options.max_reply_bytes)
+        self.max_retries = int(options.max_retries)
+        self.backoff_base = float(options.backoff_base)
+        self.backoff_max = float(options.backoff_max)
+        self.max_retry_after = float(options.max_retry_after)
+        self.temperature = float(options.temperature)
+        self.max_tokens = int(options.max_tokens)
+        self.top_p = options.top_p
+        self.send_seed = bool(options.send_seed)
+        self.supports_audio = bool(options.send_audio)
         #: Skip the hearing check of ``probe()`` (``--trust-audio``): audio goes unchecked.
-        self.trust_audio = bool(trust_audio)
-        self.extra_body = dict(extra_body or {})
-        if chat_template_kwargs:  # vLLM and SGLang read it from the request body
-            self.extra_body["chat_template_kwargs"] = {
-                **self.extra_body.get("chat_template_kwargs", {}),
-                **chat_template_kwargs,
-            }
+        self.trust_audio = bool(options.trust_audio)
+        self.extra_body = options.request_body()
+        cache_dir = options.cache_dir
         self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
         self._rng = random.Random()
+        self.api_key_env = options.api_key_env
+        self._connect(model, options)
+
+    def _connect(self, model: str, options: HttpSettings) -> None:
+        """Set what the transport needs and the texts that name it: ``_httpx`` (whose
+        exception classes the retry loop reads), ``base_url``, ``url``, ``shown_url`` and
+        ``shown_base`` (no credentials), ``name`` and ``limiter``. This default suits a
+        provider whose ``base_url`` is optional."""
+        self._check_scheme(options.base_url)
+        self._httpx = require("httpx")
+        base = options.base_url
+        self.base_url = str(base).rstrip("/") if base else None
+        self.url = self.base_url
+        self.shown_url = redact_url(self.base_url) if self.base_url else f"the {self.kind} API"
+        self.shown_base = self.shown_url
+        self.name = f"{self.kind}:{redact_urls(model)}"
+        where = self.base_url or f"{self.kind}:{model}"
+        self.limiter = limiter_for(where, options.max_concurrency)
+
+    def _check_scheme(self, base_url: str | None) -> None:
+        """A ``base_url`` given must be an http(s) URL (``ConfigError`` naming it)."""
+        if base_url is not None and not str(base_url).startswith(("http://", "https://")):
+            raise ConfigError(
+                f"{self.kind} backend: base_url {redact_url(str(base_url))!r} must start with "
+                "http(s)://"
+            )
+
+    def _exchange(self, payload: dict[str, Any], budget: float) -> tuple[int, Any, bytes]:
+        """One attempt: send ``payload`` and return (status, headers, body) within ``budget``
+        seconds; raise ``BackendTimeout`` past it, an ``httpx`` transport error for a
+        connection that failed (retried), ``ConfigError`` for a request never to be taken."""
+        raise NotImplementedError(f"{type(self).__name__} makes no attempt (_exchange)")
 
     # -- public ------------------------------------------------------------------------
     def settings(self) -> dict[str, Any]:
@@ -577,13 +506,6 @@ class OpenAIChatBackend(CallTracking):
                 break
         return out
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json"}
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
-
     def _backoff(self, attempt: int) -> float:
         delay = self.backoff_base * (2**attempt) * (1.0 + 0.25 * self._rng.random())
         return min(delay, self.backoff_max)
@@ -681,6 +603,85 @@ class OpenAIChatBackend(CallTracking):
         part of a key survives at the cut)."""
         return self.redact_text(text)[:limit]
 
+    def _reply_text(self, body: bytes) -> Reply:
+        try:
+            data = jsonsafe.loads(body)
+        except ValueError as exc:
+            text = self._excerpt(body.decode("utf-8", "replace"), 200)
+            raise BackendError(f"{self.name}: the reply is not JSON: {text!r}") from exc
+        try:
+            choice = data["choices"][0]
+            message = choice["message"]
+        except (KeyError, IndexError, TypeError):
+            message = None
+        if not isinstance(message, dict):
+            raise BackendError(
+                f"{self.name}: malformed reply (expected choices[0].message): "
+                f"{self._excerpt(str(data), 200)}"
+            )
+        text = _content_text(message.get("content")).strip()
+        for secret in self._secrets():  # a server that echoes the key: not in a log or cache
+            text = text.replace(secret, "[redacted]")
+        finish = choice.get("finish_reason")
+        raw_usage = data.get("usage")
+        return Reply(
+            text,
+            Usage.parse(raw_usage),
+            finish if isinstance(finish, str) else None,
+            _audio_tokens(raw_usage),
+        )
+
+
+@dataclass(frozen=True)
+class OpenAISettings(HttpSettings):
+    """``HttpSettings`` whose key comes from ``OPENAI_API_KEY`` unless ``api_key_env`` names
+    another variable."""
+
+    api_key_env: str = "OPENAI_API_KEY"
+
+
+class OpenAIChatBackend(HttpChatBackend):
+    """Chat completions from an OpenAI-compatible server (see the module docstring)."""
+
+    kind = "openai"
+    settings_class = OpenAISettings
+
+    def __init__(
+        self, model: str, settings: OpenAISettings | None = None, **overrides: Any
+    ) -> None:
+        """``settings`` (an ``OpenAISettings``), or its fields as keywords."""
+        super().__init__(model, settings, **overrides)
+
+    def _connect(self, model: str, options: HttpSettings) -> None:
+        """The server at ``base_url`` (default ``$OPENAI_BASE_URL``, else the OpenAI API)."""
+        self._httpx = require("httpx")
+        base = options.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        if not base.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"openai backend: base_url {redact_url(base)!r} must start with http(s)://"
+            )
+        self.base_url = base.rstrip("/")
+        self.url = f"{self.base_url}/chat/completions"
+        try:
+            self._httpx.URL(self.url)
+        except (self._httpx.InvalidURL, ValueError, TypeError) as exc:
+            raise ConfigError(
+                f"openai backend: base_url {redact_url(base)!r} is not a valid URL ({exc}); "
+                "expected e.g. http://127.0.0.1:8000/v1"
+            ) from None
+        self.shown_url = redact_url(self.url)  # for messages: no credentials
+        self.shown_base = redact_url(self.base_url)
+        self.name = f"openai:{model}"
+        self.limiter = limiter_for(self.base_url, options.max_concurrency)
+        self._pool = client_pool(self._httpx, self.timeout)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
     def _exchange(self, payload: dict[str, Any], budget: float) -> tuple[int, Any, bytes]:
         """POST ``payload``: (status, headers, body), complete within ``budget`` seconds of
         wall-clock time, headers included, and at most ``max_reply_bytes`` bytes. The exchange
@@ -735,31 +736,3 @@ class OpenAIChatBackend(CallTracking):
                 if time.monotonic() > stop_at:  # the caller has given up already
                     raise BackendTimeout(f"{self.name}: past the deadline")
             return resp.status_code, resp.headers, b"".join(chunks)
-
-    def _reply_text(self, body: bytes) -> Reply:
-        try:
-            data = jsonsafe.loads(body)
-        except ValueError as exc:
-            text = self._excerpt(body.decode("utf-8", "replace"), 200)
-            raise BackendError(f"{self.name}: the reply is not JSON: {text!r}") from exc
-        try:
-            choice = data["choices"][0]
-            message = choice["message"]
-        except (KeyError, IndexError, TypeError):
-            message = None
-        if not isinstance(message, dict):
-            raise BackendError(
-                f"{self.name}: malformed reply (expected choices[0].message): "
-                f"{self._excerpt(str(data), 200)}"
-            )
-        text = _content_text(message.get("content")).strip()
-        for secret in self._secrets():  # a server that echoes the key: not in a log or cache
-            text = text.replace(secret, "[redacted]")
-        finish = choice.get("finish_reason")
-        raw_usage = data.get("usage")
-        return Reply(
-            text,
-            Usage.parse(raw_usage),
-            finish if isinstance(finish, str) else None,
-            _audio_tokens(raw_usage),
-        )
