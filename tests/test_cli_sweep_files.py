@@ -31,6 +31,9 @@ import pytest
 
 from hear2act_cli import main
 
+#: 523 command lines (about 25 s): CI runs them in its slow step, keeping the default suite short.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_MODEL = ROOT / "agents" / "rl" / "models" / "prosody-T-c0.05"
 SHIPPED_PERCEIVER = ROOT / "hear2act_env" / "speech" / "data" / "reference_perceiver.json"
