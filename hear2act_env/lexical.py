@@ -32,6 +32,7 @@ SURFACE_OF: dict[ReplyKind, Surface] = {
     ReplyKind.OPEN_REVEAL: "need_stated",
     ReplyKind.OPEN_RESTATE: "need_stated",
     ReplyKind.CLARIFY: "need_stated",
+    ReplyKind.CLARIFY_MET: "need_stated",
     ReplyKind.ASK_REQUIREMENT: "restated",
     ReplyKind.ASK_FAVORED: "restated",
     ReplyKind.ASK_DISTRACTOR: "no_matter",

@@ -10,8 +10,9 @@ from hear2act_env.protocol.engine import (
     ReplyKind,
     ScenarioFacts,
     UserEngine,
+    clarify_kind,
 )
-from hear2act_env.protocol.realizer import _TEMPLATES, N_VARIATIONS, TurnDraw, realize
+from hear2act_env.protocol.realizer import N_VARIATIONS, TurnDraw, realize, templates_for
 from hear2act_env.protocol.scenario import Scenario
 
 
@@ -24,7 +25,7 @@ def possible_replies(scenario: Scenario, realization: Realization) -> set[Reply]
         replies.add(engine._react_to(option))  # noqa: SLF001 - same rule as RECOMMEND
         state = facts.states[option]
         violated = facts.violated[option]
-        replies.add(Reply(ReplyKind.CLARIFY, state, 0))
+        replies.add(Reply(clarify_kind(scenario, facts, option), state, 0))
         replies.add(Reply(ReplyKind.INVALID, state))
         for topic in range(1, 9):
             need = facts.topic_need[topic]
@@ -52,7 +53,7 @@ def possible_turns(scenario: Scenario, realization: Realization) -> list[tuple[s
     """Sorted, distinct (text, delivery, variation) triples the scenario can voice."""
     out: set[tuple[str, str, int]] = set()
     for reply in possible_replies(scenario, realization):
-        n_templates = len(_TEMPLATES[reply.kind])
+        n_templates = len(templates_for(scenario, reply.kind))
         labels = DELIVERY_LABELS[reply.state]
         for t in range(n_templates):
             for k in range(len(labels)):

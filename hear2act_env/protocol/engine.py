@@ -46,7 +46,8 @@ class ReplyKind(str, Enum):
     OPEN_REVEAL = "open_reveal"
     OPEN_RESTATE = "open_restate"
     OPEN_NOTHING = "open_nothing"
-    CLARIFY = "clarify"
+    CLARIFY = "clarify"  # the L1 hint: the current option fails L1
+    CLARIFY_MET = "clarify_met"  # bank v4: the L1 need's words, the current option meets it
     CONFIRM_DECLINED = "confirm_declined"
     CONFIRMED = "confirmed"  # the episode ends; no user words
     INVALID = "invalid"
@@ -97,6 +98,15 @@ class ScenarioFacts:
             best=s.role_index(Role.BEST),
             attractive=s.role_index(Role.ATTRACTIVE),
         )
+
+
+def clarify_kind(scenario: Scenario, facts: ScenarioFacts, option: int) -> ReplyKind:
+    """What CLARIFY says about ``option``: the complaint (``CLARIFY``) where it fails L1; where
+    it meets L1, the need's words without a claim about it (``CLARIFY_MET``, bank v4; a bank v3
+    scenario has no such words and keeps the complaint)."""
+    if 0 not in facts.violated[option] and scenario.needs[0].want:
+        return ReplyKind.CLARIFY_MET
+    return ReplyKind.CLARIFY
 
 
 def state_of_pattern(pattern: str) -> State:
@@ -178,7 +188,7 @@ class UserEngine:
         if act == Act.CLARIFY:
             self.revealed.add(0)
             self._hint_about(self.current)
-            return Reply(ReplyKind.CLARIFY, self.state, 0)
+            return Reply(clarify_kind(self.scenario, self.facts, self.current), self.state, 0)
         if topic == 0:
             return self._open_question()
         return self._targeted_question(topic)

@@ -18,12 +18,21 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 T = TypeVar("T")
 
 
+#: Field metadata: leave the field out of ``to_jsonable`` while it holds its default (a field
+#: added to a format after data was written, so the older data keeps its bytes).
+OMIT_DEFAULT = {"omit_default": True}
+
+
 def to_jsonable(value: Any) -> Any:
     """Dataclasses to dicts, tuples to lists, enums to their values (recursively)."""
     if isinstance(value, Enum):
         return value.value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {
+            f.name: to_jsonable(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not (f.metadata.get("omit_default") and getattr(value, f.name) == f.default)
+        }
     if isinstance(value, tuple | list):
         return [to_jsonable(v) for v in value]
     return value

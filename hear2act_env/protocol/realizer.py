@@ -10,6 +10,7 @@ stay matched.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,6 +65,7 @@ _TEMPLATES: dict[ReplyKind, tuple[str, ...]] = {
         "Nope, nothing else comes to mind.",
     ),
     ReplyKind.CLARIFY: ("{text}",),
+    ReplyKind.CLARIFY_MET: ("{text}",),
     ReplyKind.CONFIRM_DECLINED: (
         "I can't go with that one. It doesn't meet what I need.",
         "No, I already said that one doesn't work for me.",
@@ -73,6 +75,11 @@ _TEMPLATES: dict[ReplyKind, tuple[str, ...]] = {
     ReplyKind.CONFIRMED: ("",),
 }
 
+
+#: Bank v4: a restatement reads as one sentence ("As I mentioned, that one ...").
+_RESTATE_V4: tuple[str, ...] = ("Like I said, {text}", "As I mentioned, {text}")
+#: First words that keep their capital after a lead-in ("As I mentioned, I need ...").
+_KEEP_CAPITAL = re.compile(r"^(I|I'[a-z]+)\b")
 
 #: Distinct per-utterance voice variations (a small set, so every utterance a scenario can
 #: produce can be pre-rendered and cached).
@@ -105,13 +112,32 @@ class UserTurn:
     draw: TurnDraw
 
 
+def templates_for(scenario: Scenario, kind: ReplyKind) -> tuple[str, ...]:
+    """The templates a reply of ``kind`` is worded with in ``scenario``."""
+    if kind == ReplyKind.OPEN_RESTATE and scenario.bank_format >= 4:
+        return _RESTATE_V4
+    return _TEMPLATES[kind]
+
+
 def realize(scenario: Scenario, reply: Reply, draw: TurnDraw) -> UserTurn:
     """Word ``reply`` for ``scenario`` and pick its delivery label, using ``draw``."""
-    templates = _TEMPLATES[reply.kind]
+    templates = templates_for(scenario, reply.kind)
     template = templates[int(draw.line * len(templates))]
-    text = template.format(text=_content(scenario, reply)) if "{text}" in template else template
+    content = _content(scenario, reply) if "{text}" in template else ""
+    if template.startswith(("Like I said, ", "As I mentioned, ")):
+        content = _continued(content)
+    text = template.format(text=content) if "{text}" in template else template
     labels = DELIVERY_LABELS[reply.state]
     return UserTurn(text, labels[int(draw.delivery * len(labels))], reply, draw)
+
+
+def _continued(text: str) -> str:
+    """``text`` continuing a lead-in: its first word loses a sentence-initial capital ("That"
+    -> "that"), unless it is "I", a contraction of it, or a word with other capitals."""
+    first = text.split(" ", 1)[0]
+    if not first or _KEEP_CAPITAL.match(first) or not first[1:].islower() and len(first) > 1:
+        return text
+    return text[0].lower() + text[1:]
 
 
 def _content(scenario: Scenario, reply: Reply) -> str:
@@ -124,6 +150,8 @@ def _content(scenario: Scenario, reply: Reply) -> str:
     need = scenario.needs[reply.need]
     if reply.kind == ReplyKind.ASK_NEED:
         return need.ask_answer
+    if reply.kind == ReplyKind.CLARIFY_MET:
+        return need.want
     return need.hint if reply.need == 0 else need.statement
 
 
@@ -140,7 +168,10 @@ def assistant_line(scenario: Scenario, act: int, option: int, topic: int, valid:
         return "Could you tell me more about what you need?"
     if topic == 0:
         return "Is there anything else that matters to you?"
-    return f"What about {scenario.attributes[topic - 1].label}? Does that matter to you?"
+    attribute = scenario.attributes[topic - 1]
+    if attribute.ask:
+        return attribute.ask
+    return f"What about {attribute.label}? Does that matter to you?"
 
 
 def opening_line(scenario: Scenario, option: int) -> str:

@@ -8,12 +8,12 @@ order), so a scenario file needs nothing else to be played.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal, get_args
 
 from hear2act_env.errors import ScenarioError
-from hear2act_env.protocol.jsonmodel import from_jsonable, to_jsonable
+from hear2act_env.protocol.jsonmodel import OMIT_DEFAULT, from_jsonable, to_jsonable
 
 NeedLevel = Literal["L1", "L2", "L3"]
 Split = Literal["train", "test"]
@@ -50,6 +50,9 @@ class Attribute:
     label: str
     keywords: tuple[str, ...]
     levels: tuple[str, ...]
+    #: bank v4: the assistant's question about it ("Does the departure time matter to you?");
+    #: empty in older files, where the question is built from the label
+    ask: str = field(default="", metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,9 @@ class Need:
     statement: str
     ask_answer: str
     hint: str
+    #: bank v4: the need said without a claim about the option at hand (said under CLARIFY
+    #: while the current option meets it; ``hint`` is said only about one that fails it)
+    want: str = field(default="", metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -146,6 +152,12 @@ class Scenario:
     identifiability: Identifiability | None = None
 
     # -- derived views -------------------------------------------------------------------
+    @property
+    def bank_format(self) -> int:
+        """4 for a bank v4 scenario (its attributes carry the assistant's questions), else 3;
+        the dialogue follows it (docs/protocol.md#user-engine)."""
+        return 4 if self.attributes and all(a.ask for a in self.attributes) else 3
+
     def attribute_index(self, key: str) -> int:
         """Shown position (0-based) of the attribute ``key``."""
         for i, attribute in enumerate(self.attributes):

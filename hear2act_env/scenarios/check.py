@@ -17,13 +17,14 @@ from hear2act_env.scenarios.domain import Domain, domain_problems, load_domain
 from hear2act_env.scenarios.generator import generate_domain
 from hear2act_env.scenarios.hiding import cross_domain_duplicates, domain_hiding_problems
 from hear2act_env.scenarios.quality import domain_text_problems, scenario_text_problems, sgd_slots
+from hear2act_env.scenarios.realism import domain_realism_problems
 
 
 def check_domain(domain: Domain, generate: bool = True) -> list[str]:
     """Every problem found in ``domain`` and (``generate``) the scenarios it generates (about
     a second each)."""
     found = domain_problems(domain, sgd_slots()) + domain_text_problems(domain)
-    found += domain_hiding_problems(domain)
+    found += domain_hiding_problems(domain) + domain_realism_problems(domain)
     if found or not generate:
         return found
     try:
@@ -60,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--show", action="store_true", help="print the first generated scenario")
+    parser.add_argument(
+        "--no-generate", action="store_true", help="check the file only; generate no scenario"
+    )
     args = parser.parse_args(argv)
     failed = _check_cross_domain(args.files)
     for path in args.files:
@@ -69,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"FAIL {path}: {exc}")
             failed += 1
             continue
-        found = check_domain(domain)
+        found = check_domain(domain, generate=not args.no_generate)
         if found:
             failed += 1
             print(f"FAIL {path} ({len(found)} problems)")
@@ -77,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  - {msg}")
         else:
             print(f"ok   {path}: {len(domain.attributes)} attributes")
-            if args.show:
+            if args.show and not args.no_generate:
                 s = generate_domain(domain)[0]
                 print(s.request)
                 print(s.options_text())

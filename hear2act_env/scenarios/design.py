@@ -24,7 +24,7 @@ or rejects a table by.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,6 +50,12 @@ class Slots:
     met_priorities: frozenset[str] = frozenset({"L1", "L2"})
     mixes: frozenset[tuple[int, int]] = frozenset()
     flexible: bool = False  # a one-slot attribute whose need may be met or missed
+    #: bank v4, per eligible option: the bits (one-slot: ``(bit,)``; two-slot: ``(met,
+    #: missed)``) that its kind's levels can give (empty: no constraint, bank v3)
+    row_bits: tuple[frozenset[tuple[int, ...]], ...] = ()
+    #: bank v4: the slot kinds the opening's kind can serve ("met", "missed"; "both" for a
+    #: two-slot attribute's (1, 0)); None: no constraint
+    opening: frozenset[str] | None = None
 
 
 @dataclass
@@ -95,11 +101,20 @@ def design_triples(
     return out
 
 
-def design_cost(triples: Sequence[tuple[int, int, int, int]], n_attributes: int) -> float:
+def design_cost(
+    triples: Sequence[tuple[int, int, int, int]], n_attributes: int, per_level: bool = False
+) -> float:
     """Lower is better: the largest share of one best, how far the bests are from even over 7,
-    and how far the three most used attributes are above an even use of the attributes."""
+    and how far the three most used attributes are above an even use of the attributes (with
+    ``per_level``, bank v4: also for the L1 need alone and the L2 need alone)."""
     if not triples:
         return 10.0
+    level_cost = 0.0
+    if per_level:
+        for level in (0, 1):
+            used_at = np.bincount([t[level] for t in triples], minlength=n_attributes)
+            top = float(np.sort(used_at)[::-1][:3].sum()) / len(triples)
+            level_cost += 0.5 * max(0.0, top - 3 / n_attributes - 0.05)
     counts = np.bincount([t[3] for t in triples], minlength=N_ELIGIBLE).astype(float)
     share = counts / counts.sum()
     used = np.bincount([a for t in triples for a in t[:3]], minlength=n_attributes) / len(triples)
@@ -108,13 +123,78 @@ def design_cost(triples: Sequence[tuple[int, int, int, int]], n_attributes: int)
         float(share.max())
         + 0.3 * float(((share[:7] - 1 / 7) ** 2).sum())
         + 0.5 * max(0.0, top3 - 3 / n_attributes - 0.05)
+        + level_cost
         - 0.0002 * min(len(triples), 60)
     )
+
+
+def _bits(allowed: frozenset[tuple[int, ...]], slot: str) -> set[int]:
+    """The bits one slot of an attribute can take for an option whose kind gives ``allowed``
+    (two-slot attributes give (met, missed) pairs; a one-slot attribute single bits)."""
+    if not allowed or len(next(iter(allowed))) == 1:
+        return {a[0] for a in allowed}
+    return {a[0 if slot == "met" else 1] for a in allowed}
+
+
+def _rows_ok(met: int, missed: int, s: Slots) -> bool:
+    """Whether every eligible option's bits are ones its kind can give (bank v4)."""
+    for r, allowed in enumerate(s.row_bits):
+        mb, zb = (met >> r) & 1, (missed >> r) & 1
+        if met >= 0 and missed >= 0:
+            if (mb, zb) not in allowed:
+                return False
+        elif met >= 0 and mb not in _bits(allowed, "met"):
+            return False
+        elif missed >= 0 and zb not in _bits(allowed, "missed"):
+            return False
+    return True
+
+
+def _opening_ok(met: int, missed: int, s: Slots) -> bool:
+    if s.opening is None or (met < 0 and missed < 0):
+        return True
+    if met >= 0 and missed >= 0:
+        return "both" in s.opening
+    return ("met" if met >= 0 else "missed") in s.opening
+
+
+def _constrained_mask(rng: np.random.Generator, size: int, s: Slots, slot: str) -> int:
+    """A random mask of ``size`` eligible options that one slot's row bits allow (-1: none)."""
+    options = [_bits(a, slot) for a in s.row_bits]
+    must = [r for r, b in enumerate(options) if b == {1}]
+    free = [r for r, b in enumerate(options) if b == {0, 1}]
+    need = size - len(must)
+    if need < 0 or need > len(free):
+        return -1
+    chosen = must + [free[int(i)] for i in rng.permutation(len(free))[:need]]
+    return int(sum(1 << r for r in chosen))
+
+
+def _initial_constrained(rng: np.random.Generator, s: Slots) -> tuple[int, int]:
+    """Bank v4: a start for one attribute honoring its row bits and opening (-1, -1 when
+    nothing fits; a two-slot attribute whose mixes do not fit keeps one slot)."""
+    if len(s.kinds) == 2:
+        for _ in range(500):
+            m, z = _random_mask(rng, MET_SIZE), _random_mask(rng, MISSED_SIZE)
+            if _mixes_ok(m, z, s.mixes) and _rows_ok(m, z, s) and _opening_ok(m, z, s):
+                return m, z
+    options = [k for k in s.kinds if s.opening is None or k in s.opening]
+    for i in rng.permutation(len(options)):
+        kind = options[int(i)]
+        mask = _constrained_mask(rng, MET_SIZE if kind == "met" else MISSED_SIZE, s, kind)
+        if mask >= 0:
+            return (mask, -1) if kind == "met" else (-1, mask)
+    return -1, -1
 
 
 def _initial(rng: np.random.Generator, slots: Sequence[Slots]) -> SlotDesign:
     met, missed = [], []
     for s in slots:
+        if s.row_bits:
+            m, z = _initial_constrained(rng, s)
+            met.append(m)
+            missed.append(z)
+            continue
         kinds = s.kinds
         if s.flexible:
             kinds = ("met",) if rng.random() < 0.5 else ("missed",)
@@ -136,6 +216,16 @@ def _move(rng: np.random.Generator, design: SlotDesign, slots: Sequence[Slots]) 
     j = int(rng.integers(len(slots)))
     s = slots[j]
     if s.flexible and rng.random() < 0.15:  # turn a one-slot attribute over
+        if s.row_bits:
+            was = design.met[j], design.missed[j]
+            if was[0] >= 0:
+                new = (-1, _constrained_mask(rng, MISSED_SIZE, s, "missed"))
+            else:
+                new = (_constrained_mask(rng, MET_SIZE, s, "met"), -1)
+            if max(new) < 0 or not _opening_ok(*new, s):
+                return False
+            design.met[j], design.missed[j] = new
+            return True
         if design.met[j] >= 0:
             design.met[j], design.missed[j] = -1, _random_mask(rng, MISSED_SIZE)
         else:
@@ -155,19 +245,27 @@ def _move(rng: np.random.Generator, design: SlotDesign, slots: Sequence[Slots]) 
         design.met[j] >= 0
         and design.missed[j] >= 0
         and not _mixes_ok(design.met[j], design.missed[j], s.mixes)
-    ):
+    ) or not _rows_ok(design.met[j], design.missed[j], s):
         arr[j] = mask
         return False
     return True
 
 
 def anneal(
-    rng: np.random.Generator, slots: Sequence[Slots], best_of: Sequence[int], steps: int = STEPS
+    rng: np.random.Generator,
+    slots: Sequence[Slots],
+    best_of: Sequence[int],
+    steps: int = STEPS,
+    per_level: bool = False,
+    penalty: Callable[[SlotDesign], float] | None = None,
 ) -> tuple[SlotDesign, list[tuple[int, int, int, int]]]:
-    """The best design found by simulated annealing from a random start, and its triples."""
+    """The best design found by simulated annealing from a random start, and its triples
+    (``per_level``: ``design_cost``'s bank v4 terms; ``penalty``: a bank v4 cost added for
+    options whose bits their kind cannot price)."""
+    extra = penalty or (lambda design: 0.0)
     design = _initial(rng, slots)
     triples = design_triples(design, slots, best_of)
-    cost = design_cost(triples, len(slots))
+    cost = design_cost(triples, len(slots), per_level) + extra(design)
     best = (cost, SlotDesign(list(design.met), list(design.missed)), triples)
     temperature = T_START
     for _ in range(steps):
@@ -175,7 +273,7 @@ def anneal(
         if not _move(rng, design, slots):
             continue
         new_triples = design_triples(design, slots, best_of)
-        new_cost = design_cost(new_triples, len(slots))
+        new_cost = design_cost(new_triples, len(slots), per_level) + extra(design)
         if new_cost <= cost or rng.random() < np.exp((cost - new_cost) / temperature):
             cost, triples = new_cost, new_triples
             if cost < best[0]:

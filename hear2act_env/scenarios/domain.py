@@ -48,6 +48,10 @@ class NeedOption:
     ask_answer: str
     hint: str
     priorities: tuple[Priority, ...] = ALL_PRIORITIES
+    #: Bank v4: the need said without a claim about any option ("I need a copy I can keep."),
+    #: what the user says when asked to say more while the current option meets it; ``hint``
+    #: (the complaint form) is said only about an option that fails the need.
+    want: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,9 @@ class DomainAttribute:
     needs: tuple[NeedOption, ...] = ()
     requirements: tuple[RequirementOption, ...] = ()
     favored: FavoredOption | None = None
+    #: Bank v4: the assistant's question about the attribute, as a person would ask it
+    #: ("Does the departure time matter to you?").
+    ask: str = ""
 
 
 @dataclass(frozen=True)
@@ -129,6 +136,72 @@ class NameRule:
 
 
 @dataclass(frozen=True)
+class Kind:
+    """Bank v4: a kind of option that exists in the domain (a fare class, a plan tier, a type
+    of attraction). ``levels`` lists, per attribute the kind constrains, the levels an option
+    of this kind can take (other attributes: any level); ``names`` are the names that belong to
+    this kind (an option of another kind never carries them); ``price`` is where a typical
+    option of the kind sits on the price attribute (a level index, fractions allowed)."""
+
+    key: str
+    label: str
+    levels: tuple[LevelSet, ...] = ()
+    names: tuple[str, ...] = ()
+    price: float | None = None
+
+    def allowed(self, attribute: str, n_levels: int) -> tuple[int, ...]:
+        """The levels of ``attribute`` an option of this kind can take."""
+        for ls in self.levels:
+            if ls.attribute == attribute:
+                return ls.levels
+        return tuple(range(n_levels))
+
+
+@dataclass(frozen=True)
+class Offer:
+    """Bank v4: how much each level of ``attribute`` adds to a typical option's price, in price
+    levels (negative: it takes off)."""
+
+    attribute: str
+    points: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class PriceModel:
+    """Bank v4: the price (or the domain's cost-like attribute) follows what an option offers.
+
+    An option of kind ``k`` is expected at level ``k.price + sum(points of its shown levels)``
+    of ``attribute`` (clamped to the levels), and takes a level at most ``noise`` away from
+    it. ``trade_off`` says, for readers, where paying more buys less of something.
+    """
+
+    attribute: str
+    offer: tuple[Offer, ...]
+    noise: int = 1
+    trade_off: str = ""
+
+    def points(self, attribute: str) -> tuple[float, ...] | None:
+        """The points of ``attribute``'s levels, or None when it does not move the price."""
+        for offer in self.offer:
+            if offer.attribute == attribute:
+                return offer.points
+        return None
+
+
+PairVerdict = Literal["kinds", "price", "coherence"]
+
+
+@dataclass(frozen=True)
+class PairRule:
+    """Bank v4: a pair of attributes whose values do not go together freely, and what keeps
+    them apart: the ``kinds``, the ``price`` model or a ``coherence`` rule (``why`` in words)."""
+
+    pair: tuple[str, ...]
+    by: PairVerdict
+    why: str
+
+
+@dataclass(frozen=True)
 class Domain:
     """A service domain seeded from one or more SGD services."""
 
@@ -142,6 +215,20 @@ class Domain:
     profiles: tuple[Profile, ...]
     coherence: tuple[CoherenceRule, ...] = ()
     name_rules: tuple[NameRule, ...] = ()
+    #: 3 for the shipped bank v3 files, 4 for files with the fields below (docs/domains.md).
+    format: int = 3
+    kinds: tuple[Kind, ...] = ()
+    price: PriceModel | None = None
+    #: every pair of attributes is either here (any values go together) or in ``pair_rules``
+    compatible: tuple[tuple[str, ...], ...] = ()
+    pair_rules: tuple[PairRule, ...] = ()
+
+    def kind(self, key: str) -> Kind:
+        """The kind with ``key``."""
+        for kind in self.kinds:
+            if kind.key == key:
+                return kind
+        raise DomainError(f"domain {self.id}: no kind {key!r}")
 
     def attribute(self, key: str) -> DomainAttribute:
         """The attribute with ``key``."""

@@ -123,6 +123,9 @@ class ValidTriples:
     bests: tuple[int, ...]
     posterior: tuple[float, ...]
     need_share: dict[str, float] = field(hash=False)
+    #: per priority (L1, L2, L3): shown attribute key -> share of valid triples with that
+    #: priority's need on it (each sums to 1 when ``count`` > 0)
+    level_share: tuple[dict[str, float], ...] = field(default=(), hash=False)
 
     @property
     def count(self) -> int:
@@ -204,7 +207,8 @@ def valid_triples(visible: VisiblePart, pool: Sequence[PoolNeed]) -> ValidTriple
     """
     values = np.asarray(visible.values, dtype=np.int64).reshape(len(visible.values), -1)
     n_candidates = values.shape[0]
-    empty = ValidTriples((), (), (0.0,) * n_candidates, dict.fromkeys(visible.attributes, 0.0))
+    zeros = dict.fromkeys(visible.attributes, 0.0)
+    empty = ValidTriples((), (), (0.0,) * n_candidates, zeros, (zeros, zeros, zeros))
     eligible = _eligible(visible, values)
     if eligible is None:
         return empty
@@ -255,14 +259,18 @@ def valid_triples(visible: VisiblePart, pool: Sequence[PoolNeed]) -> ValidTriple
     count = len(triples)
     posterior = np.bincount(bests, minlength=n_candidates) / count
     hits = np.zeros(len(visible.attributes))
+    levels = []
     for i in (i1, i2, i3):
-        hits += np.bincount(col_arr[i], minlength=len(visible.attributes))
+        at_level = np.bincount(col_arr[i], minlength=len(visible.attributes))
+        hits += at_level
+        levels.append({a: float(at_level[j] / count) for j, a in enumerate(visible.attributes)})
     share = {a: float(hits[j] / count) for j, a in enumerate(visible.attributes)}
     return ValidTriples(
         triples=triples,
         bests=tuple(int(b) for b in bests),
         posterior=tuple(float(p) for p in posterior),
         need_share=share,
+        level_share=tuple(levels),
     )
 
 

@@ -38,6 +38,7 @@ from hear2act_env.protocol.validator import validate
 from hear2act_env.scenarios.capacity import domain_capacity
 from hear2act_env.scenarios.domain import Domain
 from hear2act_env.scenarios.exact import ValidTriples, need_pool
+from hear2act_env.scenarios.quality import text_pool
 from hear2act_env.scenarios.table import (
     ELIGIBLE_ROWS,
     OPENING,
@@ -80,7 +81,27 @@ def _accepted(table: Table) -> bool:
         table.triples.count > 0
         and table.triples.best_posterior <= ACCEPT_POSTERIOR + 1e-9
         and table.need_excess() <= NEED_MARGIN + 1e-9
+        and (not table.kinds or table.level_excess() <= NEED_MARGIN + 1e-9)
     )
+
+
+def _rank(table: Table) -> tuple[float, float]:
+    """How good a drawn table is (lower first): its largest best share, then its excess."""
+    assert table.triples is not None
+    excess = table.need_excess()
+    if table.kinds:
+        excess = max(excess, table.level_excess())
+    return table.triples.best_posterior, excess
+
+
+def _request(rng: np.random.Generator, domain: Domain, index: int) -> str:
+    """The request of profile ``index``: situation, a drawn template, the favored phrase."""
+    profile = domain.profiles[index]
+    _, req = domain.requirement_option(profile.requirement)
+    fav = domain.attribute(profile.favored).favored
+    assert fav is not None
+    template = domain.request_templates[int(rng.random() * len(domain.request_templates))]
+    return f"{profile.situation} {template.format(requirement=req.phrase)} {fav.phrase}"
 
 
 def generate_scenario(domain: Domain, index: int) -> Scenario:
@@ -92,16 +113,19 @@ def generate_scenario(domain: Domain, index: int) -> Scenario:
             f"domain {domain.id}: attribute {profile.favored!r} has no favored direction"
         )
     pool = need_pool(domain)
+    request = None
+    if domain.format >= 4:  # the request is visible: needs its text rules out leave the pool
+        request = _request(rng, domain, index)
+        _, req = domain.requirement_option(profile.requirement)
+        fav = domain.attribute(profile.favored).favored
+        pool = text_pool(domain, request, (req.restatement, fav.restatement))  # type: ignore[union-attr]
     both = frozenset(c.attribute for c in domain_capacity(domain) if c.both_roles)
     kept: Table | None = None
     for _ in range(ATTEMPTS):
         table = draw_table(rng, domain, profile, pool, both)
         if table is None or table.triples is None or not table.triples.count:
             continue
-        if kept is None or (table.triples.best_posterior, table.need_excess()) < (
-            kept.triples.best_posterior,  # type: ignore[union-attr]
-            kept.need_excess(),
-        ):
+        if kept is None or _rank(table) < _rank(kept):
             kept = table
         if _accepted(table):
             break
@@ -112,7 +136,7 @@ def generate_scenario(domain: Domain, index: int) -> Scenario:
             f"names {MAX_POSTERIOR} or less of its valid need triples' bests to one option "
             f"({found}); add crossing needs to the pool (docs/domains.md)"
         )
-    return validate(_assemble(rng, domain, index, kept))
+    return validate(_assemble(rng, domain, index, kept, request))
 
 
 def draw_needs(rng: np.random.Generator, triples: ValidTriples) -> tuple[str, str, str]:
@@ -120,8 +144,11 @@ def draw_needs(rng: np.random.Generator, triples: ValidTriples) -> tuple[str, st
     return triples.triples[int(rng.random() * triples.count)]
 
 
-def _assemble(rng: np.random.Generator, domain: Domain, index: int, table: Table) -> Scenario:
-    """The scenario: needs drawn uniformly among the table's valid triples, roles from them."""
+def _assemble(
+    rng: np.random.Generator, domain: Domain, index: int, table: Table, request: str | None
+) -> Scenario:
+    """The scenario: needs drawn uniformly among the table's valid triples, roles from them
+    (``request``: drawn before the table, bank v4; None: drawn here, bank v3)."""
     triples = table.triples
     assert triples is not None
     profile = domain.profiles[index]
@@ -137,6 +164,7 @@ def _assemble(rng: np.random.Generator, domain: Domain, index: int, table: Table
                 option.statement,
                 option.ask_answer,
                 option.hint,
+                option.want,
             )  # type: ignore[arg-type]
         )
     col = {a.key: j for j, a in enumerate(table.shown)}
@@ -162,8 +190,9 @@ def _assemble(rng: np.random.Generator, domain: Domain, index: int, table: Table
     fav_attr = domain.attribute(profile.favored)
     fav = fav_attr.favored
     assert fav is not None
-    template = domain.request_templates[int(rng.random() * len(domain.request_templates))]
-    request = f"{profile.situation} {template.format(requirement=req.phrase)} {fav.phrase}"
+    if request is None:
+        template = domain.request_templates[int(rng.random() * len(domain.request_templates))]
+        request = f"{profile.situation} {template.format(requirement=req.phrase)} {fav.phrase}"
     keys = [a.key for a in table.shown]
     return Scenario(
         id=f"{domain.id}-{index + 1:02d}",
@@ -175,7 +204,9 @@ def _assemble(rng: np.random.Generator, domain: Domain, index: int, table: Table
         persona=PERSONAS[int(rng.random() * len(PERSONAS))],  # type: ignore[arg-type]
         context=Context(profile.urgency, profile.budget, profile.expertise, profile.situation),
         request=request,
-        attributes=tuple(Attribute(a.key, a.label, a.keywords, a.levels) for a in table.shown),
+        attributes=tuple(
+            Attribute(a.key, a.label, a.keywords, a.levels, a.ask) for a in table.shown
+        ),
         requirement=Requirement(req_attr.key, req.satisfied_by, req.phrase, req.restatement),
         favored=Favored(fav_attr.key, fav.better, fav.phrase, fav.restatement),
         needs=tuple(needs),

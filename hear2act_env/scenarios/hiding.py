@@ -46,7 +46,7 @@ def domain_sentences(d: Domain) -> set[str]:
     texts: list[str] = list(d.request_templates)
     for a in d.attributes:
         for n in a.needs:
-            texts += [n.statement, n.ask_answer, n.hint]
+            texts += [n.statement, n.ask_answer, n.hint, n.want]
         for r in a.requirements:
             texts += [r.phrase, r.restatement]
         if a.favored is not None:
@@ -80,7 +80,7 @@ def domain_hiding_problems(d: Domain) -> list[str]:
             continue
         for n in a.needs:
             allowed = PREMISE_COMPANIONS.get(d.id, frozenset())
-            for field in ("statement", "ask_answer", "hint"):
+            for field in ("statement", "ask_answer", "hint", "want"):
                 found = next(
                     (
                         m

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from hear2act_env import jsonsafe
 from hear2act_env.protocol.scenario import Scenario
 from hear2act_env.scenarios.domain import Domain, DomainAttribute, NeedOption
+from hear2act_env.scenarios.exact import PoolNeed, need_pool
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 #: Levels that give one person's gender: a domain with such an attribute describes people.
@@ -163,3 +165,37 @@ def _need_option_problems(d: Domain, a: DomainAttribute, o: NeedOption) -> list[
     if len({o.statement, o.ask_answer, o.hint}) != 3:
         out.append(f"{where}: statement, ask_answer and hint must differ")
     return out
+
+
+def text_pool(domain: Domain, request: str, restatements: Sequence[str]) -> tuple[PoolNeed, ...]:
+    """Bank v4: the domain's need pool less the needs a scenario's visible text rules out, so
+    that ``scenario_text_problems`` never rejects drawn needs and the exact posterior stays
+    exact: needs on an attribute the request mentions, and needs with a sentence of the
+    request or of the profile's restatements."""
+    taken = {_sentence_key(x) for text in (request, *restatements) for x in sentences(text)}
+    out = []
+    for need in need_pool(domain):
+        attribute, option = domain.need_option(need.id)
+        if mentions(request, attribute.keywords):
+            continue
+        texts = (option.statement, option.ask_answer, option.hint, option.want)
+        if any(
+            _sentence_key(x) in taken for t in texts for x in sentences(t) if len(x.split()) > 2
+        ):
+            continue
+        out.append(need)
+    return tuple(out)
+
+
+def scenario_pool(domain: Domain, scenario: Scenario) -> tuple[PoolNeed, ...]:
+    """The pool ``scenario``'s needs were drawn from: ``text_pool`` for a bank v4 scenario
+    (one whose attributes carry their questions), the whole pool for an older one."""
+    if not all(a.ask for a in scenario.attributes):
+        return need_pool(domain)
+    return text_pool(
+        domain, scenario.request, (scenario.requirement.restatement, scenario.favored.restatement)
+    )
+
+
+def _sentence_key(sentence: str) -> str:
+    return " ".join(sentence.lower().split())

@@ -25,14 +25,14 @@ Names are assigned last, honoring the domain's name rules.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from hear2act_env.errors import DomainError
 from hear2act_env.scenarios.capacity import crossing_pairs
-from hear2act_env.scenarios.design import Slots, anneal
-from hear2act_env.scenarios.domain import Domain, DomainAttribute, NeedOption, Profile
+from hear2act_env.scenarios.design import SlotDesign, Slots, anneal
+from hear2act_env.scenarios.domain import Domain, DomainAttribute, Kind, NeedOption, Profile
 from hear2act_env.scenarios.exact import (
     PoolNeed,
     ValidTriples,
@@ -40,6 +40,7 @@ from hear2act_env.scenarios.exact import (
     best_lookup,
     valid_triples,
 )
+from hear2act_env.scenarios.realism import names_of, price_band
 
 __all__ = ["Table", "draw_table", "assign_names", "table_cost"]
 
@@ -70,6 +71,10 @@ class Table:
     favored: str
     better: str
     triples: ValidTriples | None = None
+    #: bank v4: the kind of each row (empty for a format-3 domain), and the classes the column
+    #: design gave before they narrowed to the kinds
+    kinds: list[Kind] = field(default_factory=list)
+    base_classes: dict[tuple[int, int], list[int]] = field(default_factory=dict)
 
     def visible(self) -> VisiblePart:
         return VisiblePart(
@@ -91,6 +96,22 @@ class Table:
         keys = [self.shown[j].key for j in self.open_columns]
         shares = sorted((found.need_share[k] for k in keys), reverse=True)
         return sum(shares[:3]) / 3 - 3 / len(keys)
+
+    def level_excess(self, triples: ValidTriples | None = None) -> float:
+        """Bank v4: how far the three likeliest attributes of the L1 need, and of the L2 need,
+        hold more of that need than chance (the larger of the two)."""
+        found = triples if triples is not None else self.triples
+        assert found is not None
+        keys = [self.shown[j].key for j in self.open_columns]
+        out = 0.0
+        for share in found.level_share[:2]:
+            top = sorted((share.get(k, 0.0) for k in keys), reverse=True)
+            out = max(out, sum(top[:3]) - 3 / len(keys))
+        return out
+
+    def shown_values(self, r: int) -> dict[str, int]:
+        """Row ``r`` as attribute key -> level."""
+        return {a.key: int(self.values[r, j]) for j, a in enumerate(self.shown)}
 
     @property
     def open_columns(self) -> list[int]:
@@ -207,9 +228,21 @@ def draw_table(
     table = Table(shown, values, classes, req_attr.key, tuple(meets), fav.key, fav.favored.better)  # type: ignore[union-attr]
     open_cols = table.open_columns
     picked = [_slots_for(rng, shown[j]) for j in open_cols]
+    if domain.format >= 4:
+        kinds = _draw_kinds(rng, table, domain)
+        if kinds is None:
+            return None
+        table.kinds = kinds
+        picked = [
+            (_constrain_slots(sl, needs, shown[j], kinds), needs)
+            for (sl, needs), j in zip(picked, open_cols)
+        ]
     score = np.array(eligible_levels) * (1 if fav.favored.better == "higher" else -1)  # type: ignore[union-attr]
     best_of = best_lookup(np.arange(8), score).tolist()  # eligible index of the one ahead
-    design, _ = anneal(rng, [s for s, _ in picked], best_of)
+    penalty = _row_penalty(table, domain, open_cols, picked) if table.kinds else None
+    design, _ = anneal(
+        rng, [s for s, _ in picked], best_of, per_level=domain.format >= 4, penalty=penalty
+    )
     for k, j in enumerate(open_cols):
         slots, needs = picked[k]
         masks = []
@@ -235,6 +268,8 @@ def draw_table(
                 return None
             classes[(r, j)] = cls
             values[r, j] = _pick(rng, cls)
+    if table.kinds and not _narrow_to_kinds(rng, table):
+        return None
     if not _cohere(rng, table, domain):
         return None
     table.triples = valid_triples(table.visible(), pool)
@@ -242,7 +277,203 @@ def draw_table(
     return table
 
 
-def _violations(table: Table, domain: Domain, rows: Sequence[int] = range(N_ROWS)) -> list:
+def _draw_kinds(rng: np.random.Generator, table: Table, domain: Domain) -> list[Kind] | None:
+    """Bank v4: a kind for every row, drawn among those that allow its requirement and favored
+    cells and can reach its price (None when no kind fits a row). Drawn before the column
+    design, which then gives each option only bits its kind's levels can take."""
+    col = {a.key: j for j, a in enumerate(table.shown)}
+    model = domain.price
+    jp = col.get(model.attribute) if model is not None else None
+    slack = 0.0
+    if model is not None:
+        slack = sum(
+            max(abs(x) for x in points)
+            for a in table.shown
+            if a.key != model.attribute and (points := model.points(a.key)) is not None
+        )
+    out = []
+    for r in range(N_ROWS):
+        fits: list[tuple[float, Kind]] = []
+        for kind in domain.kinds:
+            fixed = [(j, cls) for (row, j), cls in table.classes.items() if row == r]
+            if not all(
+                set(cls) & set(kind.allowed(table.shown[j].key, len(table.shown[j].levels)))
+                for j, cls in fixed
+            ):
+                continue
+            if jp is None or kind.price is None:
+                fits.append((0.0, kind))
+                continue
+            a = table.shown[jp]
+            cls = table.classes.get((r, jp), list(range(len(a.levels))))
+            levels = [lv for lv in cls if lv in kind.allowed(a.key, len(a.levels))]
+            gap = min(abs(lv - kind.price) for lv in levels) - model.noise  # type: ignore[union-attr]
+            if gap <= slack:
+                fits.append((max(0.0, gap), kind))
+        if not fits:
+            return None
+        # the kinds that sit nearest the row's price (within half a level of the nearest)
+        nearest = min(g for g, _ in fits)
+        out.append(_pick(rng, [k for g, k in fits if g <= nearest + 0.5]))
+    return out
+
+
+#: A column's state for one option in a design: its met bit and its missed bit (None: no slot).
+State = tuple[int | None, int | None]
+_STATES: tuple[State, ...] = tuple((m, z) for m in (None, 0, 1) for z in (None, 0, 1))
+
+
+def _row_penalty(
+    table: Table,
+    domain: Domain,
+    open_cols: list[int],
+    picked: list[tuple[Slots, tuple[NeedOption, ...]]],
+):
+    """Bank v4: a cost for the column design of options its kinds cannot make: per option,
+    one for each coherence rule its bits leave no levels to honor, and (when the price is the
+    favored column, fixed before the design) how many levels its price lies outside what its
+    kind can charge for those bits."""
+    col = {a.key: j for j, a in enumerate(table.shown)}
+    rows = (OPENING, *ELIGIBLE_ROWS)
+    position = {j: k for k, j in enumerate(open_cols)}
+
+    def levels(r: int, j: int, state: State) -> list[int]:
+        a = table.shown[j]
+        allowed = table.kinds[r].allowed(a.key, len(a.levels))
+        if j not in position:
+            return [lv for lv in table.classes[(r, j)] if lv in allowed]
+        needs = picked[position[j]][1]
+        m, z = state
+        return [
+            lv
+            for lv in allowed
+            if (m is None or int(lv in needs[0].satisfied_by) == m)
+            and (z is None or int(lv in needs[-1].satisfied_by) == z)
+        ]
+
+    def states(j: int) -> tuple[State, ...]:
+        return _STATES if j in position else ((None, None),)
+
+    rules = []
+    for rule in domain.coherence:
+        jw, jf = col.get(rule.when.attribute), col.get(rule.forbid.attribute)
+        if jw is None or jf is None:
+            continue
+        ok: dict[tuple[int, State, State], bool] = {}
+        for r in rows:
+            for sw in states(jw):
+                for sf in states(jf):
+                    ok[(r, sw, sf)] = any(
+                        lw not in rule.when.levels or lf not in rule.forbid.levels
+                        for lw in levels(r, jw, sw)
+                        for lf in levels(r, jf, sf)
+                    )
+        rules.append((jw, jf, ok))
+
+    model = domain.price
+    priced = model is not None and table.favored == model.attribute
+    span: dict[tuple[int, int, State], tuple[float, float]] = {}
+    if priced:
+        assert model is not None
+        jp = col[model.attribute]
+        for r in rows:
+            for j, a in enumerate(table.shown):
+                points = model.points(a.key) if j != jp else None
+                if points is None:
+                    continue
+                for state in states(j):
+                    got = levels(r, j, state) or list(table.kinds[r].allowed(a.key, len(a.levels)))
+                    span[(r, j, state)] = (
+                        min(points[lv] for lv in got),
+                        max(points[lv] for lv in got),
+                    )
+        n_levels = len(table.shown[jp].levels)
+
+    def state_of(design: SlotDesign, r: int, j: int) -> State:
+        if j not in position:
+            return (None, None)
+        k = position[j]
+        met, missed = design.met[k], design.missed[k]
+        if r == OPENING:
+            return (1 if met >= 0 else None, 0 if missed >= 0 else None)
+        return (
+            (met >> (r - 1)) & 1 if met >= 0 else None,
+            (missed >> (r - 1)) & 1 if missed >= 0 else None,
+        )
+
+    def penalty(design: SlotDesign) -> float:
+        total = 0.0
+        for r in rows:
+            for jw, jf, ok in rules:
+                if not ok[(r, state_of(design, r, jw), state_of(design, r, jf))]:
+                    total += 1.0
+            if priced:
+                kind = table.kinds[r]
+                lo = hi = float(kind.price or 0.0)
+                for j in range(len(table.shown)):
+                    got = span.get((r, j, state_of(design, r, j)))
+                    if got is not None:
+                        lo, hi = lo + got[0], hi + got[1]
+                p, noise = int(table.values[r, jp]), model.noise  # type: ignore[union-attr]
+                low = min(n_levels - 1, max(0, int(round(lo))))
+                high = min(n_levels - 1, max(0, int(round(hi))))
+                total += max(0, low - (p + noise), (p - noise) - high)
+        return total
+
+    return penalty
+
+
+def _constrain_slots(
+    slots: Slots, needs: tuple[NeedOption, ...], attribute: DomainAttribute, kinds: list[Kind]
+) -> Slots:
+    """Bank v4: ``slots`` with the bits each eligible option's kind can give, and the slot
+    kinds the opening's kind can serve."""
+
+    def bits(kind: Kind) -> frozenset[tuple[int, ...]]:
+        levels = kind.allowed(attribute.key, len(attribute.levels))
+        return frozenset(tuple(int(lv in n.satisfied_by) for n in needs) for lv in levels)
+
+    opening = bits(kinds[OPENING])
+    serves = set()
+    if any(b[0] == 1 for b in opening):
+        serves.add("met")
+    if any(b[-1] == 0 for b in opening):
+        serves.add("missed")
+    if len(needs) == 2 and (1, 0) in opening:
+        serves.add("both")
+    return replace(
+        slots,
+        row_bits=tuple(bits(kinds[r]) for r in ELIGIBLE_ROWS),
+        opening=frozenset(serves),
+    )
+
+
+def _narrow_to_kinds(rng: np.random.Generator, table: Table) -> bool:
+    """Bank v4: every cell's class narrowed to its row's kind (False when one empties)."""
+    table.base_classes = {cell: list(cls) for cell, cls in table.classes.items()}
+    for (r, j), cls in list(table.classes.items()):
+        a = table.shown[j]
+        ok = set(table.kinds[r].allowed(a.key, len(a.levels)))
+        narrowed = [lv for lv in cls if lv in ok]
+        if not narrowed:
+            return False
+        table.classes[(r, j)] = narrowed
+        if table.values[r, j] not in narrowed:
+            table.values[r, j] = _pick(rng, narrowed)
+    return True
+
+
+#: A way out of a violation: set cell (row, column) to one of these levels (column ``KIND``:
+#: give the row one of these kinds, by index).
+Fix = tuple[int, int, list[int]]
+KIND = -1
+
+
+def _violations(
+    table: Table, domain: Domain, rows: Sequence[int] = range(N_ROWS)
+) -> list[list[Fix]]:
+    """Every clash of a row's values (coherence rules; bank v4: the price band of its kind),
+    each as the cell changes that would end it."""
     col = {a.key: j for j, a in enumerate(table.shown)}
     out = []
     for rule in domain.coherence:
@@ -254,27 +485,87 @@ def _violations(table: Table, domain: Domain, rows: Sequence[int] = range(N_ROWS
                 table.values[r, jw] in rule.when.levels
                 and table.values[r, jf] in rule.forbid.levels
             ):
-                out.append((r, jw, rule.when.levels, jf, rule.forbid.levels))
+                out.append(
+                    [
+                        (r, j, [lv for lv in table.classes.get((r, j), []) if lv not in bad])
+                        for j, bad in ((jw, rule.when.levels), (jf, rule.forbid.levels))
+                    ]
+                )
+    model = domain.price
+    if table.kinds and model is not None and model.attribute in col:
+        jp = col[model.attribute]
+        for r in rows:
+            out.extend(_price_fixes(table, domain, r, jp))
     return out
 
 
+def _price_gap(domain: Domain, kind: Kind, shown: dict[str, int], key: str) -> int:
+    """How many levels the price in ``shown`` is from ``kind``'s band (0: within)."""
+    band = price_band(domain, kind, shown)
+    return 0 if shown[key] in band else min(abs(shown[key] - b) for b in band)
+
+
+def _price_fixes(table: Table, domain: Domain, r: int, jp: int) -> list[list[Fix]]:
+    """Bank v4: when row ``r``'s price is outside its kind's band, the single changes that bring
+    it closer: the price, a level of an attribute the price model prices, or the row's kind
+    (column ``KIND``, levels = kind indices). [] when it is within."""
+    key = table.shown[jp].key
+    kind = table.kinds[r]
+    shown = table.shown_values(r)
+    gap = _price_gap(domain, kind, shown, key)
+    if not gap:
+        return []
+    model = domain.price
+    assert model is not None
+    fixes: list[Fix] = []
+    for j, a in enumerate(table.shown):
+        if j != jp and model.points(a.key) is None:
+            continue
+        good = []
+        for lv in table.classes[(r, j)]:
+            moved = dict(shown)
+            moved[a.key] = lv
+            if lv != shown[a.key] and _price_gap(domain, kind, moved, key) < gap:
+                good.append(lv)
+        fixes.append((r, j, good))
+    others = [
+        i
+        for i, k in enumerate(domain.kinds)
+        if k is not kind
+        and all(
+            v in k.allowed(a.key, len(a.levels)) and v in table.base_classes.get((r, j), [v])
+            for j, (a, v) in enumerate(zip(table.shown, table.values[r]))
+        )
+        and _price_gap(domain, k, shown, key) < gap
+    ]
+    fixes.append((r, KIND, others))
+    return [fixes]
+
+
 def _cohere(rng: np.random.Generator, table: Table, domain: Domain) -> bool:
-    """Repair coherence violations within level classes; False when that fails."""
+    """Repair clashes within level classes; False when that fails."""
     for _ in range(COHERE_STEPS):
         found = _violations(table, domain)
         if not found:
             return True
-        r, jw, bad_w, jf, bad_f = _pick(rng, found)
-        fixes = []
-        for j, bad in ((jw, bad_w), (jf, bad_f)):
-            good = [lv for lv in table.classes.get((r, j), []) if lv not in bad]
-            if good:
-                fixes.append((j, good))
+        fixes = [(r, j, good) for r, j, good in _pick(rng, found) if good]
         if not fixes:
             return False
-        j, good = _pick(rng, fixes)
-        table.values[r, j] = _pick(rng, good)
+        r, j, good = _pick(rng, fixes)
+        if j == KIND:
+            _switch_kind(table, r, domain.kinds[_pick(rng, good)])
+        else:
+            table.values[r, j] = _pick(rng, good)
     return not _violations(table, domain)
+
+
+def _switch_kind(table: Table, r: int, kind: Kind) -> None:
+    """Bank v4: row ``r`` becomes ``kind``; its classes narrow from the design's afresh."""
+    table.kinds[r] = kind
+    for j, a in enumerate(table.shown):
+        if (r, j) in table.base_classes:
+            ok = set(kind.allowed(a.key, len(a.levels)))
+            table.classes[(r, j)] = [lv for lv in table.base_classes[(r, j)] if lv in ok]
 
 
 def table_cost(table: Table, triples: ValidTriples) -> float:
@@ -282,7 +573,10 @@ def table_cost(table: Table, triples: ValidTriples) -> float:
     likely need attributes are above chance + 0.05."""
     if not triples.count:
         return 10.0
-    return triples.best_posterior + 0.5 * max(0.0, table.need_excess(triples) - 0.05)
+    cost = triples.best_posterior + 0.5 * max(0.0, table.need_excess(triples) - 0.05)
+    if table.kinds:  # bank v4 also spreads the L1 and the L2 need on their own
+        cost += 0.5 * max(0.0, table.level_excess(triples) - 0.05)
+    return cost
 
 
 def _repair(
@@ -326,10 +620,15 @@ def assign_names(
             for name in rule.names:
                 allowed_by.setdefault(name, []).append((col[rule.attribute], rule.levels))
 
+    owner = names_of(domain)
+
     def fits(name: str, r: int) -> bool:
+        if table.kinds and owner[name] not in (None, table.kinds[r].key):
+            return False
         return all(table.values[r, j] in levels for j, levels in allowed_by.get(name, []))
 
-    names = [domain.names[int(i)] for i in rng.permutation(len(domain.names))]
+    every = list(owner)
+    names = [every[int(i)] for i in rng.permutation(len(every))]
     options = {r: [n for n in names if fits(n, r)] for r in rows}
     out: dict[int, str] = {}
     taken: set[str] = set()

@@ -42,16 +42,17 @@ import numpy as np
 from hear2act_env.bootstrap import Estimate, mean_ci
 from hear2act_env.errors import ConfigError
 from hear2act_env.protocol.scenario import Role, Scenario
+from hear2act_env.scenarios.domain import Domain
 from hear2act_env.scenarios.exact import (
     PoolNeed,
     ValidTriples,
     VisiblePart,
-    need_pool,
     true_triple,
     valid_triples,
     visible_part,
 )
 from hear2act_env.scenarios.leakage.attackers import top1, top_k_hits
+from hear2act_env.scenarios.quality import scenario_pool
 
 __all__ = [
     "NEED_EXPECTED",
@@ -141,6 +142,13 @@ NEED_EXPECTED = "exact need top-3, expected"
 STRUCT_TOP1 = "structure solver top-1, realized on the shipped needs"
 STRUCT_OWN = "structure solver top-1, its own expectation"
 STRUCT_NEED = "structure solver need top-3, realized on the shipped needs"
+#: Per priority: the same need top-3 for the L1 need alone, the L2 need alone, the L3 need alone
+#: (the attacker ranks the open attributes by that priority's share of the valid triples).
+LEVEL_EXPECTED = {level: f"exact {level} need top-3, expected" for level in ("L1", "L2", "L3")}
+LEVEL_REALIZED = {
+    level: f"exact {level} need top-3, realized on the shipped needs"
+    for level in ("L1", "L2", "L3")
+}
 
 
 def split_pool(visible: VisiblePart) -> tuple[PoolNeed, ...]:
@@ -180,15 +188,23 @@ def exact_audit(
     if not scenarios:
         raise ConfigError("exact audit: no scenarios")
     clock = time.perf_counter()
-    by_domain = dict(pools) if pools is not None else _domain_pools(domains)
-    missing = sorted({s.domain for s in scenarios} - set(by_domain))
+    if pools is not None:
+        by_domain = dict(pools)
+        missing = sorted({s.domain for s in scenarios} - set(by_domain))
+        scenario_pools = [by_domain.get(s.domain, ()) for s in scenarios]
+    else:
+        loaded = _domains(domains)
+        missing = sorted({s.domain for s in scenarios} - set(loaded))
+        scenario_pools = [
+            scenario_pool(loaded[s.domain], s) if s.domain in loaded else () for s in scenarios
+        ]
     if missing:
         raise ConfigError(f"exact audit: no need pool (domain file) for domains {missing}")
     seconds = {"pools": time.perf_counter() - clock}
 
     visibles = [visible_part(s) for s in scenarios]
     clock = time.perf_counter()
-    exact = [valid_triples(v, by_domain[s.domain]) for s, v in zip(scenarios, visibles)]
+    exact = [valid_triples(v, pool) for v, pool in zip(visibles, scenario_pools)]
     seconds["exact"] = time.perf_counter() - clock
     clock = time.perf_counter()
     struct = [valid_triples(v, split_pool(v)) for v in visibles] if structure else []
@@ -197,6 +213,9 @@ def exact_audit(
     cols: dict[str, list[float]] = {
         label: []
         for label in (TOP1_EXPECTED, TOP1_REALIZED, NEED_REALIZED, NEED_EXPECTED)
+        + tuple(
+            x for level in LEVEL_EXPECTED for x in (LEVEL_REALIZED[level], LEVEL_EXPECTED[level])
+        )
         + ((STRUCT_TOP1, STRUCT_OWN, STRUCT_NEED) if structure else ())
     }
     top1_chance, need_chance, rows = [], [], []
@@ -214,13 +233,21 @@ def exact_audit(
         cols[NEED_EXPECTED].append(
             float(np.sort(shares)[::-1][:3].sum() / 3) if ex.count else need_chance[-1]
         )
+        for k, level in enumerate(LEVEL_EXPECTED):
+            at = np.array([ex.level_share[k][key] for key in open_keys]) if ex.count else None
+            if at is None:
+                cols[LEVEL_REALIZED[level]].append(need_chance[-1])
+                cols[LEVEL_EXPECTED[level]].append(need_chance[-1])
+                continue
+            cols[LEVEL_REALIZED[level]].append(3 * top_k_hits(at, [needs[k]], 3))
+            cols[LEVEL_EXPECTED[level]].append(float(np.sort(at)[::-1][:3].sum()))
         if structure:
             st = struct[i]
             cols[STRUCT_TOP1].append(_top1(st, eligible, best))
             cols[STRUCT_OWN].append(st.best_posterior if st.count else 1 / len(eligible))
             shares = np.array([st.need_share[k] for k in open_keys])
             cols[STRUCT_NEED].append(top_k_hits(shares, needs, 3))
-        truth = true_triple(s, by_domain[s.domain])
+        truth = true_triple(s, scenario_pools[i])
         rows.append(
             ScenarioExact(
                 id=s.id,
@@ -235,6 +262,7 @@ def exact_audit(
     c1, c3 = float(np.mean(top1_chance)), float(np.mean(need_chance))
     chance = {TOP1_EXPECTED: c1, TOP1_REALIZED: c1, STRUCT_TOP1: c1, STRUCT_OWN: c1}
     chance |= {NEED_REALIZED: c3, NEED_EXPECTED: c3, STRUCT_NEED: c3}
+    chance |= dict.fromkeys([*LEVEL_EXPECTED.values(), *LEVEL_REALIZED.values()], c3)
     figures = tuple(
         ExactFigure(label, mean_ci(values, seed=seed), chance[label])
         for label, values in cols.items()
@@ -248,14 +276,14 @@ def exact_audit(
     )
 
 
-def _domain_pools(domains: str | Path | None) -> dict[str, tuple[PoolNeed, ...]]:
-    """Domain id -> need pool, from the domain files in ``domains`` (default: the shipped)."""
+def _domains(domains: str | Path | None) -> dict[str, Domain]:
+    """Domain id -> domain, from the domain files in ``domains`` (default: the shipped)."""
     from hear2act_env.scenarios.domain import domain_files, load_domain
 
     files = domain_files(domains)
     if not files:
         raise ConfigError(f"domains: {domains!r} holds no domain files (*.json)")
-    return {d.id: need_pool(d) for d in (load_domain(path) for path in files)}
+    return {d.id: d for d in (load_domain(path) for path in files)}
 
 
 def _eligible(s: Scenario) -> np.ndarray:

@@ -1,0 +1,149 @@
+"""Bank v4 realism rules (docs/domains.md#bank-v4-options-a-domain-expert-reads-as-real): each
+rule fails on a domain that breaks it, and the generator draws options every rule admits."""
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from hear2act_env.scenarios.check import check_domain
+from hear2act_env.scenarios.domain import load_domain
+from hear2act_env.scenarios.exact import scenario_triples
+from hear2act_env.scenarios.generator import generate_scenario
+from hear2act_env.scenarios.quality import scenario_pool, scenario_text_problems
+from hear2act_env.scenarios.realism import (
+    domain_realism_problems,
+    option_kinds,
+    option_problems,
+    price_band,
+)
+
+STAGED = Path(__file__).resolve().parents[2] / "tools" / "bank_v4" / "domains"
+FILES = sorted(STAGED.glob("*.json"))
+
+
+@pytest.fixture(scope="module")
+def flights():
+    return load_domain(STAGED / "domestic-flights.json")
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_every_staged_domain_is_format_4_and_passes_the_checker(path):
+    domain = load_domain(path)
+    assert domain.format == 4
+    assert check_domain(domain, generate=False) == []
+
+
+def test_a_clean_domain_has_no_problem(flights):
+    assert domain_realism_problems(flights) == []
+
+
+def _attribute(domain, key, **changes):
+    attributes = tuple(
+        dataclasses.replace(a, **changes) if a.key == key else a for a in domain.attributes
+    )
+    return dataclasses.replace(domain, attributes=attributes)
+
+
+def _need(domain, key, index, **changes):
+    a = domain.attribute(key)
+    needs = list(a.needs)
+    needs[index] = dataclasses.replace(needs[index], **changes)
+    return _attribute(domain, key, needs=tuple(needs))
+
+
+def _one(problems, *words):
+    hits = [p for p in problems if all(w in p for w in words)]
+    assert hits, problems
+    return hits[0]
+
+
+def test_a_pair_left_out_or_recorded_twice_is_named(flights):
+    dropped = dataclasses.replace(flights, compatible=flights.compatible[1:])
+    _one(domain_realism_problems(dropped), "pairs of attributes are not recorded")
+    twice = dataclasses.replace(flights, compatible=flights.compatible + flights.compatible[:1])
+    _one(domain_realism_problems(twice), "recorded twice")
+
+
+def test_a_hedged_need_cannot_be_l1(flights):
+    key = flights.attributes[1].key
+    need = flights.attribute(key).needs[0]
+    hedged = _need(
+        flights, key, 0, statement="I'd rather " + need.statement, priorities=("L1", "L2")
+    )
+    _one(domain_realism_problems(hedged), f"needs[{need.key}].priorities", "hedged")
+    as_wish = _need(flights, key, 0, statement="I'd rather " + need.statement, priorities=("L2",))
+    assert not [p for p in domain_realism_problems(as_wish) if "hedged" in p]
+
+
+@pytest.mark.parametrize(
+    "want",
+    ["That one would leave me stuck.", "I can't make it work with that.", "It wouldn't do."],
+)
+def test_a_want_that_talks_about_the_option_is_refused(flights, want):
+    key = flights.attributes[0].key
+    _one(domain_realism_problems(_need(flights, key, 0, want=want)), "talks about the option")
+
+
+def test_a_label_built_or_missing_question_is_refused(flights):
+    a = flights.attributes[2]
+    for ask in (f"What about {a.label}? Does that matter to you?", "", "Departure time"):
+        _one(domain_realism_problems(_attribute(flights, a.key, ask=ask)), f"[{a.key}].ask")
+
+
+def test_price_model_and_kind_mistakes_are_named(flights):
+    model = flights.price
+    short = dataclasses.replace(
+        model, offer=(dataclasses.replace(model.offer[0], points=(0.0,)),) + model.offer[1:]
+    )
+    _one(domain_realism_problems(dataclasses.replace(flights, price=short)), "points")
+    priced = flights.attribute(model.attribute)
+    backwards = _attribute(flights, priced.key, levels=tuple(reversed(priced.levels)))
+    _one(domain_realism_problems(backwards), "cheapest up")
+    kind = flights.kinds[0]
+    shared = dataclasses.replace(kind, names=(flights.names[0],))
+    _one(
+        domain_realism_problems(dataclasses.replace(flights, kinds=(shared, *flights.kinds[1:]))),
+        "also in names",
+    )
+
+
+def test_price_band_follows_the_offer_within_a_kind(flights):
+    model = flights.price
+    offer = model.offer[0]
+    kind = next(k for k in flights.kinds if k.price is not None)
+    low = min(range(len(offer.points)), key=lambda i: offer.points[i])
+    high = max(range(len(offer.points)), key=lambda i: offer.points[i])
+    cheap = price_band(flights, kind, {offer.attribute: low})
+    dear = price_band(flights, kind, {offer.attribute: high})
+    assert min(dear) >= min(cheap) and max(dear) >= max(cheap)
+    assert (min(dear), max(dear)) != (min(cheap), max(cheap))
+
+
+def test_an_option_priced_against_every_kind_is_named(flights):
+    model = flights.price
+    top = len(flights.attribute(model.attribute).levels) - 1
+    cheapest_kind = min(flights.kinds, key=lambda k: k.price)
+    shown = {model.attribute: top}
+    for ls in cheapest_kind.levels:
+        if ls.attribute != model.attribute:
+            shown[ls.attribute] = ls.levels[0]
+    kinds = option_kinds(flights, shown, flights.names[0])
+    assert cheapest_kind not in kinds
+    if not kinds:
+        assert option_problems(flights, shown, flights.names[0])
+
+
+def test_a_generated_v4_scenario_is_real_by_every_rule(flights):
+    s = generate_scenario(flights, 9)
+    assert scenario_text_problems(s) == []
+    for c in s.candidates:
+        shown = {a.key: v for a, v in zip(s.attributes, c.values)}
+        assert option_kinds(flights, shown, c.name), option_problems(flights, shown, c.name)
+    assert all(a.ask for a in s.attributes) and s.bank_format == 4
+    assert s.needs[0].want
+    found = scenario_triples(s, scenario_pool(flights, s))
+    assert found.count == s.identifiability.valid_triples
+    assert round(found.best_posterior, 6) == s.identifiability.best_posterior
+    l1, l2, l3 = (f"{n.attribute}:" for n in s.needs)
+    assert any(t[0].startswith(l1) and t[1].startswith(l2) for t in found.triples)
