@@ -389,35 +389,47 @@ def _row_penalty(
                     )
         n_levels = len(table.shown[jp].levels)
 
-    def state_of(design: SlotDesign, r: int, j: int) -> State:
-        if j not in position:
-            return (None, None)
-        k = position[j]
-        met, missed = design.met[k], design.missed[k]
-        if r == OPENING:
-            return (1 if met >= 0 else None, 0 if missed >= 0 else None)
-        return (
-            (met >> (r - 1)) & 1 if met >= 0 else None,
-            (missed >> (r - 1)) & 1 if missed >= 0 else None,
-        )
+    # vectorized over the 9 rows: a state index per (column, row) -> lookups
+    n_cols, n_rows = len(table.shown), len(rows)
+    row_ix = np.arange(n_rows)
+    shifts = np.arange(len(ELIGIBLE_ROWS))
+    ok_tabs = []
+    for jw, jf, ok in rules:
+        tab = np.ones((n_rows, len(_STATES), len(_STATES)), bool)
+        for (r, sw, sf), good in ok.items():
+            tab[rows.index(r), _STATES.index(sw), _STATES.index(sf)] = good
+        ok_tabs.append((jw, jf, tab))
+    if priced:
+        lo_tab = np.zeros((n_cols, n_rows, len(_STATES)))
+        hi_tab = np.zeros((n_cols, n_rows, len(_STATES)))
+        for (r, j, state), (lo, hi) in span.items():
+            lo_tab[j, rows.index(r), _STATES.index(state)] = lo
+            hi_tab[j, rows.index(r), _STATES.index(state)] = hi
+        base = np.array([float(table.kinds[r].price or 0.0) for r in rows])
+        price = np.array([int(table.values[r, jp]) for r in rows])
+        noise = model.noise  # type: ignore[union-attr]
+
+    def codes(mask: int, opening_bit: int) -> np.ndarray:
+        """Per row: 0 for no slot, 1 + the bit otherwise (the opening's bit is fixed)."""
+        if mask < 0:
+            return np.zeros(n_rows, np.int64)
+        return np.concatenate(([1 + opening_bit], 1 + ((mask >> shifts) & 1)))
 
     def penalty(design: SlotDesign) -> float:
+        idx = np.zeros((n_cols, n_rows), np.int64)
+        for k, j in enumerate(open_cols):
+            idx[j] = 3 * codes(design.met[k], 1) + codes(design.missed[k], 0)
         total = 0.0
-        for r in rows:
-            for jw, jf, ok in rules:
-                if not ok[(r, state_of(design, r, jw), state_of(design, r, jf))]:
-                    total += 1.0
-            if priced:
-                kind = table.kinds[r]
-                lo = hi = float(kind.price or 0.0)
-                for j in range(len(table.shown)):
-                    got = span.get((r, j, state_of(design, r, j)))
-                    if got is not None:
-                        lo, hi = lo + got[0], hi + got[1]
-                p, noise = int(table.values[r, jp]), model.noise  # type: ignore[union-attr]
-                low = min(n_levels - 1, max(0, int(round(lo))))
-                high = min(n_levels - 1, max(0, int(round(hi))))
-                total += max(0, low - (p + noise), (p - noise) - high)
+        for jw, jf, tab in ok_tabs:
+            total += float((~tab[row_ix, idx[jw], idx[jf]]).sum())
+        if priced:
+            cols_ix = np.arange(n_cols)[:, None]
+            lo = base + lo_tab[cols_ix, row_ix[None, :], idx].sum(axis=0)
+            hi = base + hi_tab[cols_ix, row_ix[None, :], idx].sum(axis=0)
+            low = np.clip(np.rint(lo), 0, n_levels - 1)
+            high = np.clip(np.rint(hi), 0, n_levels - 1)
+            gap = np.maximum(0, np.maximum(low - (price + noise), (price - noise) - high))
+            total += float(gap.sum())
         return total
 
     return penalty
