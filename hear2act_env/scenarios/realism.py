@@ -49,6 +49,30 @@ HEDGES = (
     "i'd enjoy",
 )
 _HEDGE = re.compile(r"(?<!\w)(" + "|".join(re.escape(h) for h in HEDGES) + r")(?!\w)")
+#: Words that make a need a deal-breaker; a firm need is never L3 (the moderate wish that an
+#: option the user calls acceptable may leave unmet).
+FIRM = (
+    "i need",
+    "i can't",
+    "i cannot",
+    "i won't",
+    "i will not",
+    "i refuse",
+    "has to",
+    "have to",
+    "must",
+    "deal-breaker",
+    "non-negotiable",
+    "no way",
+    "i don't do",
+    "i can't do",
+)
+_FIRM = re.compile(r"(?<!\w)(" + "|".join(re.escape(h) for h in FIRM) + r")(?!\w)")
+#: How an assistant's question about an attribute opens: a yes/no or either/or question about a
+#: preference, which "That doesn't matter much to me" answers naturally.
+ASK_OPENINGS = (
+    "does", "do", "is", "are", "would", "will", "any", "have", "has", "should", "can", "could",
+)  # fmt: skip
 #: A line that talks about the option at hand ("that one", "this plan"): the complaint form.
 _DEICTIC = re.compile(
     r"(?<!\w)(that|this)\s+(one|option|choice|plan|place|policy|pick|spot)(?!\w)"
@@ -65,6 +89,11 @@ MIN_KINDS = 2
 #: Attributes that must have a need allowed at L1: with fewer, the L1 need's attribute is easy
 #: to guess from the pool alone.
 MIN_L1_ATTRIBUTES = 8
+
+
+def is_firm(need: NeedOption) -> bool:
+    """Whether the need's statement says it as a deal-breaker (``FIRM``)."""
+    return _FIRM.search(need.statement.lower().replace("\u2019", "'")) is not None
 
 
 def is_hedged(need: NeedOption) -> bool:
@@ -180,10 +209,18 @@ def _attribute_problems(where: str, a: DomainAttribute) -> list[str]:
     out = []
     at = f"{where}: attributes[{a.key}]"
     ask = a.ask.strip()
-    if not ask.endswith("?") or _LABEL_QUESTION.match(ask) or len(ask.split()) > MAX_ASK_WORDS:
+    first = ask.split(" ", 1)[0].lower() if ask else ""
+    if (
+        not ask.endswith("?")
+        or _LABEL_QUESTION.match(ask)
+        or len(ask.split()) > MAX_ASK_WORDS
+        or first not in ASK_OPENINGS
+    ):
         out.append(
-            f"{at}.ask: {a.ask!r}: expected a natural question of at most {MAX_ASK_WORDS} "
-            "words ending in '?' (not 'What about ...')"
+            f"{at}.ask: {a.ask!r}: expected a yes/no or either/or question about the user's "
+            f"preference (opening with one of {list(ASK_OPENINGS)}), at most {MAX_ASK_WORDS} "
+            "words, ending in '?', never 'What about ...': 'That doesn't matter much to me' "
+            "must answer it naturally"
         )
     for n in a.needs:
         nat = f"{at}.needs[{n.key}]"
@@ -203,6 +240,12 @@ def _attribute_problems(where: str, a: DomainAttribute) -> list[str]:
         for v in n.satisfied_by:
             if n.want and _names_exactly(n.want, a.levels[v]):
                 out.append(f"{nat}.want names the satisfying value {a.levels[v]!r}")
+        if "L3" in n.priorities and is_firm(n):
+            out.append(
+                f"{nat}.priorities: a deal-breaker ({_FIRM.search(n.statement.lower().replace(chr(8217), chr(39))).group(0)!r}) "  # type: ignore[union-attr]
+                "cannot be L3 (an L3 need is a wish an acceptable option may leave unmet); drop "
+                "L3 or word it as a wish"
+            )
         if "L1" in n.priorities and is_hedged(n):
             out.append(
                 f"{nat}.priorities: a hedged wish ({_HEDGE.search(_lower(n)).group(0)!r}) "  # type: ignore[union-attr]
