@@ -449,19 +449,20 @@ def _posteriors(
     does not say (``identifiability``, bank v3) that its needs were drawn uniformly among them
     (a hand-written or older file)."""
     from hear2act_env.scenarios.domain import domain_files, load_domain
-    from hear2act_env.scenarios.exact import need_pool, scenario_triples
+    from hear2act_env.scenarios.exact import scenario_triples
+    from hear2act_env.scenarios.quality import scenario_pool
 
-    pools = {}
+    loaded = {}
     for path in domain_files(domains):
         try:
             d = load_domain(path)
         except Hear2ActError:
             continue
-        pools[d.id] = need_pool(d)
+        loaded[d.id] = d
     best, need = [], []
     for s, v in zip(scenarios, views):
-        pool = pools.get(s.domain)
-        found = scenario_triples(s, pool) if pool is not None else None
+        domain = loaded.get(s.domain)
+        found = scenario_triples(s, scenario_pool(domain, s)) if domain is not None else None
         drawn_uniformly = (  # bank v3: the generator says it drew among these very triples
             found is not None
             and s.identifiability is not None
