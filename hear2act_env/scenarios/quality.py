@@ -190,7 +190,7 @@ def text_pool(domain: Domain, request: str, restatements: Sequence[str]) -> tupl
 def scenario_pool(domain: Domain, scenario: Scenario) -> tuple[PoolNeed, ...]:
     """The pool ``scenario``'s needs were drawn from: ``text_pool`` for a bank v4 scenario
     (one whose attributes carry their questions), the whole pool for an older one."""
-    if not all(a.ask for a in scenario.attributes):
+    if scenario.bank_format < 4:
         return need_pool(domain)
     return text_pool(
         domain, scenario.request, (scenario.requirement.restatement, scenario.favored.restatement)

@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from hear2act_env.scenarios.domain import Domain, DomainAttribute, Kind, NeedOption
+from hear2act_env.scenarios.quality import names_exactly
 
 __all__ = [
     "HEDGES",
@@ -93,13 +94,12 @@ MIN_L1_ATTRIBUTES = 8
 
 def is_firm(need: NeedOption) -> bool:
     """Whether the need's statement says it as a deal-breaker (``FIRM``)."""
-    return _FIRM.search(need.statement.lower().replace("\u2019", "'")) is not None
+    return _FIRM.search(_plain(need.statement)) is not None
 
 
 def is_hedged(need: NeedOption) -> bool:
     """Whether the need's words make it a wish (``HEDGES``) rather than a deal-breaker."""
-    text = " ".join((need.statement, need.ask_answer, need.want)).lower().replace("\u2019", "'")
-    return _HEDGE.search(text) is not None
+    return _HEDGE.search(_plain(" ".join((need.statement, need.ask_answer, need.want)))) is not None
 
 
 def names_of(domain: Domain) -> dict[str, str | None]:
@@ -230,7 +230,7 @@ def _attribute_problems(where: str, a: DomainAttribute) -> list[str]:
                     f"{nat}.want: missing (a need that may be L1 needs its words without a "
                     "claim about any option)"
                 )
-        elif _DEICTIC.search(n.want.lower().replace("\u2019", "'")):
+        elif _DEICTIC.search(_plain(n.want)):
             out.append(
                 f"{nat}.want: {n.want!r} talks about the option at hand; it must be true of "
                 "every option (say what is needed, not what 'that one' lacks)"
@@ -238,28 +238,25 @@ def _attribute_problems(where: str, a: DomainAttribute) -> list[str]:
         if n.want and n.want in (n.statement, n.ask_answer, n.hint):
             out.append(f"{nat}.want: must differ from statement, ask_answer and hint")
         for v in n.satisfied_by:
-            if n.want and _names_exactly(n.want, a.levels[v]):
+            if n.want and names_exactly(n.want, a.levels[v]):
                 out.append(f"{nat}.want names the satisfying value {a.levels[v]!r}")
-        if "L3" in n.priorities and is_firm(n):
+        firm = _FIRM.search(_plain(n.statement))
+        if "L3" in n.priorities and firm:
             out.append(
-                f"{nat}.priorities: a deal-breaker ({_FIRM.search(n.statement.lower().replace(chr(8217), chr(39))).group(0)!r}) "  # type: ignore[union-attr]
-                "cannot be L3 (an L3 need is a wish an acceptable option may leave unmet); drop "
+                f"{nat}.priorities: a deal-breaker ({firm.group(0)!r}) cannot be L3 (an L3 need is a wish an acceptable option may leave unmet); drop "
                 "L3 or word it as a wish"
             )
-        if "L1" in n.priorities and is_hedged(n):
+        hedge = _HEDGE.search(_plain(" ".join((n.statement, n.ask_answer, n.want))))
+        if "L1" in n.priorities and hedge:
             out.append(
-                f"{nat}.priorities: a hedged wish ({_HEDGE.search(_lower(n)).group(0)!r}) "  # type: ignore[union-attr]
-                "cannot be L1 (L1 is a deal-breaker); drop L1 or word it as one"
+                f"{nat}.priorities: a hedged wish ({hedge.group(0)!r}) cannot be L1 (L1 is a deal-breaker); drop L1 or word it as one"
             )
     return out
 
 
-def _lower(n: NeedOption) -> str:
-    return " ".join((n.statement, n.ask_answer, n.want)).lower().replace("\u2019", "'")
-
-
-def _names_exactly(text: str, phrase: str) -> bool:
-    return re.search(r"(?<!\w)" + re.escape(phrase.lower()) + r"(?!\w)", text.lower()) is not None
+def _plain(text: str) -> str:
+    """``text`` lowercased with typographic apostrophes made plain."""
+    return text.lower().replace("\u2019", "'")
 
 
 def _kind_problems(domain: Domain) -> list[str]:

@@ -294,8 +294,8 @@ def _draw_kinds(rng: np.random.Generator, table: Table, domain: Domain) -> list[
     out = []
     for r in range(N_ROWS):
         fits: list[tuple[float, Kind]] = []
+        fixed = [(j, cls) for (row, j), cls in table.classes.items() if row == r]
         for kind in domain.kinds:
-            fixed = [(j, cls) for (row, j), cls in table.classes.items() if row == r]
             if not all(
                 set(cls) & set(kind.allowed(table.shown[j].key, len(table.shown[j].levels)))
                 for j, cls in fixed
