@@ -38,6 +38,8 @@ _POP = [bin(i).count("1") for i in range(1 << N_ELIGIBLE)]
 #: Annealing steps per design, start and floor temperature.
 STEPS = 2500
 T_START, T_FLOOR, COOLING = 0.03, 0.001, 0.998
+#: Bank v4: weight of the L1 and the L2 need's spread in ``design_cost``.
+LEVEL_WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,7 @@ def design_cost(
         for level in (0, 1):
             used_at = np.bincount([t[level] for t in triples], minlength=n_attributes)
             top = float(np.sort(used_at)[::-1][:3].sum()) / len(triples)
-            level_cost += 0.5 * max(0.0, top - 3 / n_attributes - 0.05)
+            level_cost += LEVEL_WEIGHT * max(0.0, top - 3 / n_attributes - 0.05)
     counts = np.bincount([t[3] for t in triples], minlength=N_ELIGIBLE).astype(float)
     share = counts / counts.sum()
     used = np.bincount([a for t in triples for a in t[:3]], minlength=n_attributes) / len(triples)

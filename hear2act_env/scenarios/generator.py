@@ -55,6 +55,9 @@ ACCEPT_POSTERIOR = 0.16
 NEED_MARGIN = 0.10
 #: Tables drawn per profile before the best one drawn is kept.
 ATTEMPTS = 30
+#: Bank v4: how much a table's level excess above ``NEED_MARGIN`` counts against its best share
+#: when no drawn table is accepted.
+RANK_LEVEL_WEIGHT = 0.0
 #: No table is kept above this (the profile then fails with a DomainError).
 MAX_POSTERIOR = 0.25
 
@@ -91,6 +94,10 @@ def _rank(table: Table) -> tuple[float, float]:
     excess = table.need_excess()
     if table.kinds:
         excess = max(excess, table.level_excess())
+        return (
+            table.triples.best_posterior + RANK_LEVEL_WEIGHT * max(0.0, excess - NEED_MARGIN),
+            excess,
+        )
     return table.triples.best_posterior, excess
 
 

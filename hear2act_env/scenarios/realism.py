@@ -15,6 +15,7 @@ import itertools
 import re
 from collections.abc import Mapping, Sequence
 
+from hear2act_env.scenarios.capacity import crossing_pairs
 from hear2act_env.scenarios.domain import Domain, DomainAttribute, Kind, NeedOption
 from hear2act_env.scenarios.quality import names_exactly
 
@@ -90,6 +91,10 @@ MIN_KINDS = 2
 #: Attributes that must have a need allowed at L1: with fewer, the L1 need's attribute is easy
 #: to guess from the pool alone.
 MIN_L1_ATTRIBUTES = 8
+#: Attributes whose L1-capable need must cross another (``capacity.crossing_pairs``): a table
+#: can then hold the L1 need and the missed L3 need on one attribute, so the L1 need can sit
+#: on most open columns rather than the few a table keeps for met needs.
+MIN_L1_CROSSING = 7
 
 
 def is_firm(need: NeedOption) -> bool:
@@ -197,6 +202,14 @@ def domain_realism_problems(domain: Domain) -> list[str]:
         out.append(
             f"{where}: attributes: {len(with_l1)} attributes have a need allowed at L1 "
             f"({with_l1}); at least {MIN_L1_ATTRIBUTES} must (a deal-breaker worded as one)"
+        )
+    crossing = [
+        a.key for a in domain.attributes if any("L1" in h.priorities for h, _ in crossing_pairs(a))
+    ]
+    if len(crossing) < MIN_L1_CROSSING:
+        out.append(
+            f"{where}: attributes: {len(crossing)} attributes have an L1-capable need that "
+            f"crosses an L3 one ({crossing}); at least {MIN_L1_CROSSING} must (docs/domains.md)"
         )
     out.extend(_kind_problems(domain))
     out.extend(_price_problems(domain))
@@ -335,6 +348,22 @@ def _price_problems(domain: Domain) -> list[str]:
                 f"domain {domain.id}: kinds[{kind.key}].price: expected a level index in "
                 f"[0, {len(priced.levels) - 1}], got {kind.price}"
             )
+    uncovered = [
+        priced.levels[lv]
+        for lv in range(len(priced.levels))
+        if not any(
+            kind.price is not None
+            and abs(lv - kind.price) <= model.noise + 0.5
+            and lv in kind.allowed(priced.key, len(priced.levels))
+            for kind in domain.kinds
+        )
+    ]
+    if uncovered:
+        out.append(
+            f"{where}: no kind's base price is within noise ({model.noise}) of {uncovered}: an "
+            "option can show such a price only when all its priced attributes push one way; "
+            "spread the kinds' bases (or add a kind) so every price level is an ordinary one"
+        )
     return out
 
 

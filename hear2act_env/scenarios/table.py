@@ -53,6 +53,9 @@ SHOWN = 8
 BOTH_ROLES_WEIGHT = 3.0
 #: Chance that such an attribute gets a crossing pair (else a single need).
 CROSSING_P = 0.85
+#: Bank v4: weight of a need (or crossing pair) whose met need can be L1 when slots are drawn,
+#: against 1 for the rest (few hedged needs can be L1, so the L1 need would bunch otherwise).
+L1_WEIGHT = 1.0
 #: Steps of the exact repair, and of the coherence repair.
 REPAIR_STEPS = 400
 COHERE_STEPS = 200
@@ -150,13 +153,24 @@ def _favored_column(
     return opening, [middle[i] for i in chosen] + [last]
 
 
+def _pick_weighted(rng: np.random.Generator, items: Sequence, l1_weight: float, met_of):
+    if l1_weight == 1.0:
+        return _pick(rng, items)
+    weights = [l1_weight if "L1" in met_of(x).priorities else 1.0 for x in items]
+    return _weighted_sample(rng, list(items), weights, 1)[0]
+
+
 def _slots_for(
-    rng: np.random.Generator, attribute: DomainAttribute
+    rng: np.random.Generator, attribute: DomainAttribute, l1_weight: float = 1.0
 ) -> tuple[Slots, tuple[NeedOption, ...]]:
-    """One or two pool needs of ``attribute`` as slots (``design.Slots``) and those needs."""
+    """One or two pool needs of ``attribute`` as slots (``design.Slots``) and those needs
+    (``l1_weight``, bank v4: how much likelier a need that can be L1 is drawn)."""
     pairs = crossing_pairs(attribute)
+    if l1_weight != 1.0 and not any("L1" in h.priorities for h, _ in pairs):
+        if any("L1" in n.priorities for n in attribute.needs) and rng.random() < 0.5:
+            pairs = ()  # bank v4: an L1-capable need only stands alone here; take it half the time
     if pairs and rng.random() < CROSSING_P:
-        met, missed = _pick(rng, pairs)
+        met, missed = _pick_weighted(rng, pairs, l1_weight, lambda p: p[0])
         mixes = frozenset(
             (int(lv in met.satisfied_by), int(lv in missed.satisfied_by))
             for lv in range(len(attribute.levels))
@@ -165,7 +179,7 @@ def _slots_for(
             ("met", "missed"), frozenset(met.priorities) & {"L1", "L2"}, mixes, flexible=False
         )
         return slots, (met, missed)
-    need = _pick(rng, attribute.needs)
+    need = _pick_weighted(rng, attribute.needs, l1_weight, lambda n: n)
     kinds = tuple(
         k
         for k, ok in (
@@ -227,7 +241,8 @@ def draw_table(
     # open columns: the slot design, then a level of the right class for every option
     table = Table(shown, values, classes, req_attr.key, tuple(meets), fav.key, fav.favored.better)  # type: ignore[union-attr]
     open_cols = table.open_columns
-    picked = [_slots_for(rng, shown[j]) for j in open_cols]
+    weight = L1_WEIGHT if domain.format >= 4 else 1.0
+    picked = [_slots_for(rng, shown[j], weight) for j in open_cols]
     if domain.format >= 4:
         kinds = _draw_kinds(rng, table, domain)
         if kinds is None:
@@ -330,9 +345,8 @@ def _row_penalty(
     picked: list[tuple[Slots, tuple[NeedOption, ...]]],
 ):
     """Bank v4: a cost for the column design of options its kinds cannot make: per option,
-    one for each coherence rule its bits leave no levels to honor, and (when the price is the
-    favored column, fixed before the design) how many levels its price lies outside what its
-    kind can charge for those bits."""
+    one for each coherence rule its bits leave no levels to honor, and how many levels the
+    prices its bits leave it lie outside what its kind can charge for the other columns' bits."""
     col = {a.key: j for j, a in enumerate(table.shown)}
     rows = (OPENING, *ELIGIBLE_ROWS)
     position = {j: k for k, j in enumerate(open_cols)}
@@ -371,7 +385,7 @@ def _row_penalty(
         rules.append((jw, jf, ok))
 
     model = domain.price
-    priced = model is not None and table.favored == model.attribute
+    priced = model is not None and model.attribute in col
     span: dict[tuple[int, int, State], tuple[float, float]] = {}
     if priced:
         assert model is not None
@@ -406,14 +420,28 @@ def _row_penalty(
             lo_tab[j, rows.index(r), _STATES.index(state)] = lo
             hi_tab[j, rows.index(r), _STATES.index(state)] = hi
         base = np.array([float(table.kinds[r].price or 0.0) for r in rows])
-        price = np.array([int(table.values[r, jp]) for r in rows])
+        # the price levels a row's kind can show in each state of the price column
+        p_lo = np.zeros((n_rows, len(_STATES)))
+        p_hi = np.zeros((n_rows, len(_STATES)))
+        for i, r in enumerate(rows):
+            for state in states(jp):
+                got = levels(r, jp, state) or [int(table.values[r, jp])]
+                p_lo[i, _STATES.index(state)] = min(got)
+                p_hi[i, _STATES.index(state)] = max(got)
         noise = model.noise  # type: ignore[union-attr]
+
+    none = np.zeros(n_rows, np.int64)
+    by_mask = [
+        [
+            np.concatenate(([1 + bit], 1 + ((mask >> shifts) & 1)))
+            for mask in range(1 << len(ELIGIBLE_ROWS))
+        ]
+        for bit in (0, 1)
+    ]
 
     def codes(mask: int, opening_bit: int) -> np.ndarray:
         """Per row: 0 for no slot, 1 + the bit otherwise (the opening's bit is fixed)."""
-        if mask < 0:
-            return np.zeros(n_rows, np.int64)
-        return np.concatenate(([1 + opening_bit], 1 + ((mask >> shifts) & 1)))
+        return none if mask < 0 else by_mask[opening_bit][mask]
 
     def penalty(design: SlotDesign) -> float:
         idx = np.zeros((n_cols, n_rows), np.int64)
@@ -428,7 +456,8 @@ def _row_penalty(
             hi = base + hi_tab[cols_ix, row_ix[None, :], idx].sum(axis=0)
             low = np.clip(np.rint(lo), 0, n_levels - 1)
             high = np.clip(np.rint(hi), 0, n_levels - 1)
-            gap = np.maximum(0, np.maximum(low - (price + noise), (price - noise) - high))
+            shown_lo, shown_hi = p_lo[row_ix, idx[jp]], p_hi[row_ix, idx[jp]]
+            gap = np.maximum(0, np.maximum(low - (shown_hi + noise), (shown_lo - noise) - high))
             total += float(gap.sum())
         return total
 
@@ -560,6 +589,8 @@ def _cohere(rng: np.random.Generator, table: Table, domain: Domain) -> bool:
         found = _violations(table, domain)
         if not found:
             return True
+        if table.kinds:  # bank v4: a clash no single change ends may still end after another's
+            found = [v for v in found if any(good for _, _, good in v)] or found
         fixes = [(r, j, good) for r, j, good in _pick(rng, found) if good]
         if not fixes:
             return False
