@@ -24,6 +24,7 @@ or rejects a table by.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -111,12 +112,8 @@ def design_cost(
     ``per_level``, bank v4: also for the L1 need alone and the L2 need alone)."""
     if not triples:
         return 10.0
-    level_cost = 0.0
     if per_level:
-        for level in (0, 1):
-            used_at = np.bincount([t[level] for t in triples], minlength=n_attributes)
-            top = float(np.sort(used_at)[::-1][:3].sum()) / len(triples)
-            level_cost += LEVEL_WEIGHT * max(0.0, top - 3 / n_attributes - 0.05)
+        return _cost_v4(triples, n_attributes)
     counts = np.bincount([t[3] for t in triples], minlength=N_ELIGIBLE).astype(float)
     share = counts / counts.sum()
     used = np.bincount([a for t in triples for a in t[:3]], minlength=n_attributes) / len(triples)
@@ -125,17 +122,50 @@ def design_cost(
         float(share.max())
         + 0.3 * float(((share[:7] - 1 / 7) ** 2).sum())
         + 0.5 * max(0.0, top3 - 3 / n_attributes - 0.05)
-        + level_cost
         - 0.0002 * min(len(triples), 60)
     )
 
 
-def _bits(allowed: frozenset[tuple[int, ...]], slot: str) -> set[int]:
+def _top3(counts: list[int]) -> int:
+    return sum(sorted(counts, reverse=True)[:3])
+
+
+def _cost_v4(triples: Sequence[tuple[int, int, int, int]], n_attributes: int) -> float:
+    """``design_cost`` with the per-level terms, in plain Python (small lists: faster than
+    numpy in the annealing loop)."""
+    n = len(triples)
+    chance = 3 / n_attributes
+    level_cost = 0.0
+    used = [0] * n_attributes
+    for level in (0, 1):
+        at = [0] * n_attributes
+        for t in triples:
+            at[t[level]] += 1
+        level_cost += LEVEL_WEIGHT * max(0.0, _top3(at) / n - chance - 0.05)
+        for a, c in enumerate(at):
+            used[a] += c
+    for t in triples:
+        used[t[2]] += 1
+    bests = [0] * N_ELIGIBLE
+    for t in triples:
+        bests[t[3]] += 1
+    spread = sum((c / n - 1 / 7) ** 2 for c in bests[:7])
+    return (
+        max(bests) / n
+        + 0.3 * spread
+        + 0.5 * max(0.0, _top3(used) / n / 3 - chance - 0.05)
+        + level_cost
+        - 0.0002 * min(n, 60)
+    )
+
+
+@functools.cache
+def _bits(allowed: frozenset[tuple[int, ...]], slot: str) -> frozenset[int]:
     """The bits one slot of an attribute can take for an option whose kind gives ``allowed``
     (two-slot attributes give (met, missed) pairs; a one-slot attribute single bits)."""
     if not allowed or len(next(iter(allowed))) == 1:
-        return {a[0] for a in allowed}
-    return {a[0 if slot == "met" else 1] for a in allowed}
+        return frozenset(a[0] for a in allowed)
+    return frozenset(a[0 if slot == "met" else 1] for a in allowed)
 
 
 def _rows_ok(met: int, missed: int, s: Slots) -> bool:

@@ -57,7 +57,7 @@ NEED_MARGIN = 0.10
 ATTEMPTS = 30
 #: Bank v4: how much a table's level excess above ``NEED_MARGIN`` counts against its best share
 #: when no drawn table is accepted.
-RANK_LEVEL_WEIGHT = 0.0
+RANK_LEVEL_WEIGHT = 0.5
 #: No table is kept above this (the profile then fails with a DomainError).
 MAX_POSTERIOR = 0.25
 

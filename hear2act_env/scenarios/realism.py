@@ -12,6 +12,7 @@ values and its name, and its price sits within the price model's band for that k
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Mapping, Sequence
 
@@ -128,13 +129,18 @@ def expected_price(domain: Domain, kind: Kind, shown: Mapping[str, int]) -> floa
     return total
 
 
+def typical_level(price: float) -> int:
+    """The level an expected price rounds to (halves up: 1.5 is level 2)."""
+    return math.floor(price + 0.5)
+
+
 def price_band(domain: Domain, kind: Kind, shown: Mapping[str, int]) -> tuple[int, ...]:
     """The price levels an option of ``kind`` with ``shown`` values may take: within the model's
     noise of its expected level (rounded, clamped to the attribute's levels)."""
     model = domain.price
     assert model is not None
     n = len(domain.attribute(model.attribute).levels)
-    centre = min(n - 1, max(0, int(round(expected_price(domain, kind, shown)))))
+    centre = min(n - 1, max(0, typical_level(expected_price(domain, kind, shown))))
     return tuple(range(max(0, centre - model.noise), min(n, centre + model.noise + 1)))
 
 
@@ -353,14 +359,14 @@ def _price_problems(domain: Domain) -> list[str]:
         for lv in range(len(priced.levels))
         if not any(
             kind.price is not None
-            and abs(lv - kind.price) <= model.noise + 0.5
+            and abs(lv - typical_level(kind.price)) <= model.noise
             and lv in kind.allowed(priced.key, len(priced.levels))
             for kind in domain.kinds
         )
     ]
     if uncovered:
         out.append(
-            f"{where}: no kind's base price is within noise ({model.noise}) of {uncovered}: an "
+            f"{where}: no kind's base price rounds to within noise ({model.noise}) of {uncovered}: an "
             "option can show such a price only when all its priced attributes push one way; "
             "spread the kinds' bases (or add a kind) so every price level is an ordinary one"
         )

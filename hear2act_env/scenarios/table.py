@@ -40,7 +40,7 @@ from hear2act_env.scenarios.exact import (
     best_lookup,
     valid_triples,
 )
-from hear2act_env.scenarios.realism import names_of, price_band
+from hear2act_env.scenarios.realism import names_of, price_band, typical_level
 
 __all__ = ["Table", "draw_table", "assign_names", "table_cost"]
 
@@ -55,7 +55,9 @@ BOTH_ROLES_WEIGHT = 3.0
 CROSSING_P = 0.85
 #: Bank v4: weight of a need (or crossing pair) whose met need can be L1 when slots are drawn,
 #: against 1 for the rest (few hedged needs can be L1, so the L1 need would bunch otherwise).
-L1_WEIGHT = 1.0
+L1_WEIGHT = 20.0
+#: Bank v4: levels the favored column keeps at least (of those the requirement allows).
+MIN_FAVORED_LEVELS = 4
 #: Steps of the exact repair, and of the coherence repair.
 REPAIR_STEPS = 400
 COHERE_STEPS = 200
@@ -160,6 +162,15 @@ def _pick_weighted(rng: np.random.Generator, items: Sequence, l1_weight: float, 
     return _weighted_sample(rng, list(items), weights, 1)[0]
 
 
+def _in_pool(attribute: DomainAttribute, in_pool: set[str], l1_weight: float) -> DomainAttribute:
+    """Bank v4 (``l1_weight`` != 1): ``attribute`` with only its needs left in the scenario's
+    pool, so the column design plants needs that can be drawn (itself when none is left)."""
+    if l1_weight == 1.0:
+        return attribute
+    needs = tuple(n for n in attribute.needs if f"{attribute.key}:{n.key}" in in_pool)
+    return replace(attribute, needs=needs) if needs else attribute
+
+
 def _slots_for(
     rng: np.random.Generator, attribute: DomainAttribute, l1_weight: float = 1.0
 ) -> tuple[Slots, tuple[NeedOption, ...]]:
@@ -204,6 +215,10 @@ def draw_table(
     fav = domain.attribute(profile.favored)
     fixed = [req_attr] + ([fav] if fav.key != req_attr.key else [])
     others = [a for a in domain.attributes if a not in fixed and a.needs]
+    in_pool = {p.id for p in pool}
+    if domain.format >= 4:  # bank v4: open columns among attributes the request left needs on
+        live = [a for a in others if any(f"{a.key}:{n.key}" in in_pool for n in a.needs)]
+        others = live if len(live) >= SHOWN - len(fixed) else others
     if len(others) < SHOWN - len(fixed):
         raise DomainError(
             f"domain {domain.id}: a table shows {SHOWN - len(fixed)} open attributes, but only "
@@ -222,6 +237,8 @@ def draw_table(
     meets = list(req.satisfied_by)
     fails = [lv for lv in range(len(req_attr.levels)) if lv not in req.satisfied_by]
     allowed = meets if fav.key == req_attr.key else list(range(len(fav.levels)))
+    if domain.format >= 4:
+        allowed = _reachable(domain, req_attr, meets, fav, allowed)
     opening_level, eligible_levels = _favored_column(rng, fav, allowed)
     jf, jr = col[fav.key], col[req_attr.key]
     for r, lv in zip((OPENING, *ELIGIBLE_ROWS), (opening_level, *eligible_levels)):
@@ -242,7 +259,7 @@ def draw_table(
     table = Table(shown, values, classes, req_attr.key, tuple(meets), fav.key, fav.favored.better)  # type: ignore[union-attr]
     open_cols = table.open_columns
     weight = L1_WEIGHT if domain.format >= 4 else 1.0
-    picked = [_slots_for(rng, shown[j], weight) for j in open_cols]
+    picked = [_slots_for(rng, _in_pool(shown[j], in_pool, weight), weight) for j in open_cols]
     if domain.format >= 4:
         kinds = _draw_kinds(rng, table, domain)
         if kinds is None:
@@ -292,6 +309,39 @@ def draw_table(
     return table
 
 
+def _reachable(
+    domain: Domain,
+    req_attr: DomainAttribute,
+    meets: Sequence[int],
+    fav: DomainAttribute,
+    allowed: Sequence[int],
+) -> list[int]:
+    """Bank v4: the favored levels (of ``allowed``) some kind can show while meeting the
+    requirement, a price within its noise of its base ("the cheapest" is the cheapest option
+    of a kind that meets the requirement, not a price no such kind charges). The reach widens
+    by a level at a time until ``MIN_FAVORED_LEVELS`` are left (ties on the favored
+    column leave no option ahead); ``allowed`` itself when even 2 levels beyond fall short."""
+    model = domain.price
+
+    def fits(kind: Kind, key: str, n: int, levels: Sequence[int], extra: float) -> list[int]:
+        ok = [lv for lv in levels if lv in kind.allowed(key, n)]
+        if model is not None and key == model.attribute and kind.price is not None:
+            typical = typical_level(kind.price)
+            ok = [lv for lv in ok if abs(lv - typical) <= model.noise + extra]
+        return ok
+
+    enough = min(len(allowed), MIN_FAVORED_LEVELS)
+    for extra in (0, 1, 2):
+        out = set()
+        for kind in domain.kinds:
+            if fits(kind, req_attr.key, len(req_attr.levels), meets, extra):
+                out |= set(fits(kind, fav.key, len(fav.levels), allowed, extra))
+        kept = [lv for lv in allowed if lv in out]
+        if len(kept) >= enough:
+            return kept
+    return list(allowed)
+
+
 def _draw_kinds(rng: np.random.Generator, table: Table, domain: Domain) -> list[Kind] | None:
     """Bank v4: a kind for every row, drawn among those that allow its requirement and favored
     cells and can reach its price (None when no kind fits a row). Drawn before the column
@@ -322,14 +372,15 @@ def _draw_kinds(rng: np.random.Generator, table: Table, domain: Domain) -> list[
             a = table.shown[jp]
             cls = table.classes.get((r, jp), list(range(len(a.levels))))
             levels = [lv for lv in cls if lv in kind.allowed(a.key, len(a.levels))]
-            gap = min(abs(lv - kind.price) for lv in levels) - model.noise  # type: ignore[union-attr]
+            typical = typical_level(kind.price)
+            gap = min(abs(lv - typical) for lv in levels) - model.noise  # type: ignore[union-attr]
             if gap <= slack:
                 fits.append((max(0.0, gap), kind))
         if not fits:
             return None
-        # the kinds that sit nearest the row's price (within half a level of the nearest)
+        # the kinds that sit nearest the row's price (every kind whose band holds it, if any)
         nearest = min(g for g, _ in fits)
-        out.append(_pick(rng, [k for g, k in fits if g <= nearest + 0.5]))
+        out.append(_pick(rng, [k for g, k in fits if g <= nearest]))
     return out
 
 

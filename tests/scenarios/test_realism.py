@@ -16,6 +16,7 @@ from hear2act_env.scenarios.realism import (
     option_kinds,
     option_problems,
     price_band,
+    typical_level,
 )
 
 STAGED = Path(__file__).resolve().parents[2] / "tools" / "bank_v4" / "domains"
@@ -147,3 +148,52 @@ def test_a_generated_v4_scenario_is_real_by_every_rule(flights):
     assert round(found.best_posterior, 6) == s.identifiability.best_posterior
     l1, l2, l3 = (f"{n.attribute}:" for n in s.needs)
     assert any(t[0].startswith(l1) and t[1].startswith(l2) for t in found.triples)
+
+
+def test_a_price_level_no_kind_charges_is_named(flights):
+    model = flights.price
+    top = len(flights.attribute(model.attribute).levels) - 1
+    # every kind at the cheapest level: the dearest prices are no kind's ordinary price
+    kinds = tuple(dataclasses.replace(k, price=0.0) for k in flights.kinds)
+    problem = _one(
+        domain_realism_problems(dataclasses.replace(flights, kinds=kinds)), "base price", "noise"
+    )
+    assert flights.attribute(model.attribute).levels[top] in problem
+
+
+def test_too_few_l1_needs_that_cross_are_named(flights):
+    weakened = flights
+    for a in flights.attributes:  # no need may be L1 any more, except on one attribute
+        if a.key == flights.attributes[0].key:
+            continue
+        needs = tuple(
+            dataclasses.replace(
+                n, priorities=tuple(p for p in n.priorities if p != "L1") or ("L2",)
+            )
+            for n in a.needs
+        )
+        weakened = _attribute(weakened, a.key, needs=needs)
+    _one(domain_realism_problems(weakened), "crosses an L3 one")
+
+
+def test_the_favored_column_keeps_to_prices_a_requirement_meeting_kind_charges(flights):
+    from hear2act_env.scenarios.table import _reachable
+
+    price, cabin, wifi = (flights.attribute(k) for k in ("price", "cabin", "wifi"))
+    levels = list(range(len(price.levels)))
+    noise = flights.price.noise
+    # a requirement every kind can meet: every kind's ordinary prices, nothing beyond
+    kept = _reachable(flights, wifi, list(range(len(wifi.levels))), price, levels)
+    ordinary = {
+        lv
+        for k in flights.kinds
+        for lv in k.allowed("price", len(levels))
+        if abs(lv - typical_level(k.price)) <= noise
+    }
+    assert set(kept) == ordinary
+    # business cabin only: business fares, widened a level at a time to 4 levels, never down
+    # to the basic fares
+    business = next(k for k in flights.kinds if k.key == "business")
+    kept = _reachable(flights, cabin, [3], price, levels)
+    assert len(kept) == 4 and set(kept) <= set(business.allowed("price", len(levels)))
+    assert min(kept) >= typical_level(business.price) - noise - 1

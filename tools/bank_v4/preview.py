@@ -1,6 +1,7 @@
 """Build the bank v4 preview from the staged domain files and measure it.
 
-``python -m tools.bank_v4.preview --out /tmp/bank_v4.jsonl [--workers N] [--domains a b]``
+``python -m tools.bank_v4.preview --out /tmp/bank_v4.jsonl [--workers N] [--domains a b]
+[--sample N --seed S]``
 writes the scenarios (one JSON object per line, the bank's canonical bytes), then prints the
 exact prior-only audit (overall and per need priority) and the realism rules over every option
 (a kind admits its values, name and price), every scenario's text checks and every option's
@@ -36,12 +37,21 @@ def _generate(domain: Domain, index: int) -> Scenario | str:
         return str(exc)
 
 
-def build(domains: list[Domain], workers: int) -> tuple[list[Scenario], list[str]]:
-    """Every scenario of ``domains`` (sorted by id), over ``workers`` processes, and the
-    profiles that failed (their errors)."""
+def build(
+    domains: list[Domain], workers: int, sample: int | None = None, seed: int = 0
+) -> tuple[list[Scenario], list[str]]:
+    """Every scenario of ``domains`` (sorted by id), or ``sample`` of them drawn with ``seed``,
+    over ``workers`` processes, and the profiles that failed (their errors)."""
     from concurrent.futures import ProcessPoolExecutor
 
+    import numpy as np
+
     jobs = [(d, i) for d in sorted(domains, key=lambda d: d.id) for i in range(len(d.profiles))]
+    if sample is not None:
+        picked = np.random.default_rng(seed).choice(
+            len(jobs), size=min(sample, len(jobs)), replace=False
+        )
+        jobs = [jobs[int(i)] for i in sorted(picked)]
     if workers == 1:
         made = [_generate(d, i) for d, i in jobs]
     else:
@@ -67,11 +77,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--domains", nargs="*", help="domain ids (default: all staged)")
+    parser.add_argument("--sample", type=int, help="build only this many profiles, drawn")
+    parser.add_argument("--seed", type=int, default=0, help="the draw's seed (with --sample)")
     args = parser.parse_args(argv)
     domains = {d.id: d for d in (load_domain(p) for p in domain_files(FOLDER))}
     chosen = [domains[k] for k in args.domains] if args.domains else list(domains.values())
     clock = time.perf_counter()
-    scenarios, failed = build(chosen, max(1, args.workers))
+    scenarios, failed = build(chosen, max(1, args.workers), args.sample, args.seed)
     seconds = time.perf_counter() - clock
     write_atomic(args.out, dumps_bank(scenarios))
     print(f"{len(scenarios)} scenarios in {seconds:.0f} s over {args.workers} workers: {args.out}")
