@@ -78,6 +78,11 @@ _TEMPLATES: dict[ReplyKind, tuple[str, ...]] = {
 
 #: Bank v4: a restatement reads as one sentence ("As I mentioned, that one ...").
 _RESTATE_V4: tuple[str, ...] = ("Like I said, {text}", "As I mentioned, {text}")
+#: A reminder a restated text opens with; the restatement's own lead-in replaces it.
+_OWN_REMINDER = re.compile(
+    r"^(?:just a reminder|remember|again|as i said|like i said|as i mentioned|once more)\s*[,:]\s*",
+    re.IGNORECASE,
+)
 #: First words that keep their capital after a lead-in ("As I mentioned, I need ...").
 _KEEP_CAPITAL = re.compile(r"^(I|I'[a-z]+)\b")
 
@@ -132,8 +137,10 @@ def realize(scenario: Scenario, reply: Reply, draw: TurnDraw) -> UserTurn:
 
 
 def _continued(text: str) -> str:
-    """``text`` continuing a lead-in: its first word loses a sentence-initial capital ("That"
-    -> "that"), unless it is "I", a contraction of it, or a word with other capitals."""
+    """``text`` continuing a lead-in: without a reminder of its own ("Remember, ...", which the
+    lead-in already says), its first word losing a sentence-initial capital ("That" -> "that"),
+    unless it is "I", a contraction of it, or a word with other capitals."""
+    text = _OWN_REMINDER.sub("", text, count=1) or text
     first = text.split(" ", 1)[0]
     if not first or _KEEP_CAPITAL.match(first) or not first[1:].islower() and len(first) > 1:
         return text

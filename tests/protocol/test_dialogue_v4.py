@@ -93,3 +93,19 @@ def test_old_scenario_files_keep_their_bytes(scenario):
     )
     assert type(scenario).from_dict(v4.to_dict()) == v4
     assert v4.bank_format == 4 and scenario.bank_format == 3
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Remember, it needs at least a 4.4-star rating.", "it needs at least a 4.4-star rating."),
+        ("Just a reminder, nothing rated under 4 stars.", "nothing rated under 4 stars."),
+        ("Remember: I'm only looking at free entry.", "I'm only looking at free entry."),
+        ("That one is too far.", "that one is too far."),
+        ("Remembering the fee matters.", "remembering the fee matters."),
+    ],
+)
+def test_a_restated_reminder_is_not_framed_twice(text, expected):
+    from hear2act_env.protocol.realizer import _continued
+
+    assert _continued(text) == expected
