@@ -104,6 +104,10 @@ class Profile:
     expertise: Expertise
     requirement: str
     favored: str
+    #: bank v4: needs (``"attribute_key:need_key"``) this situation makes false or moot (a
+    #: locked exchange rate for a payment in one currency); they leave the pool before the
+    #: table's valid triples are counted, so the stored posterior stays exact
+    excludes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -389,6 +393,11 @@ def _profile_problems(domain: Domain, p: Profile) -> list[str]:
         favored = domain.attribute(p.favored)
     except DomainError as exc:
         return [str(exc)]
+    for ref in p.excludes:
+        try:
+            domain.need_option(ref)
+        except DomainError:
+            out.append(f"excludes: {ref!r} is not a need of the domain (expected 'attribute:need')")
     if favored.favored is None:
         out.append(f"favored: attribute {favored.key!r} defines no favored direction")
         return out

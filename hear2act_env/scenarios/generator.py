@@ -125,7 +125,8 @@ def generate_scenario(domain: Domain, index: int) -> Scenario:
         request = _request(rng, domain, index)
         _, req = domain.requirement_option(profile.requirement)
         fav = domain.attribute(profile.favored).favored
-        pool = text_pool(domain, request, (req.restatement, fav.restatement))  # type: ignore[union-attr]
+        restated = (req.restatement, fav.restatement)  # type: ignore[union-attr]
+        pool = text_pool(domain, request, restated, profile.excludes)
     both = frozenset(c.attribute for c in domain_capacity(domain) if c.both_roles)
     kept: Table | None = None
     for _ in range(ATTEMPTS):

@@ -167,14 +167,18 @@ def _need_option_problems(d: Domain, a: DomainAttribute, o: NeedOption) -> list[
     return out
 
 
-def text_pool(domain: Domain, request: str, restatements: Sequence[str]) -> tuple[PoolNeed, ...]:
-    """Bank v4: the domain's need pool less the needs a scenario's visible text rules out, so
+def text_pool(
+    domain: Domain, request: str, restatements: Sequence[str], excludes: Sequence[str] = ()
+) -> tuple[PoolNeed, ...]:
+    """Bank v4: the domain's need pool less the needs a scenario's visible side rules out, so
     that ``scenario_text_problems`` never rejects drawn needs and the exact posterior stays
-    exact: needs on an attribute the request mentions, and needs with a sentence of the
-    request or of the profile's restatements."""
+    exact: needs on an attribute the request mentions, needs with a sentence of the request or
+    of the profile's restatements, and the needs the profile ``excludes``."""
     taken = {_sentence_key(x) for text in (request, *restatements) for x in sentences(text)}
     out = []
     for need in need_pool(domain):
+        if need.id in excludes:
+            continue
         attribute, option = domain.need_option(need.id)
         if mentions(request, attribute.keywords):
             continue
@@ -189,11 +193,18 @@ def text_pool(domain: Domain, request: str, restatements: Sequence[str]) -> tupl
 
 def scenario_pool(domain: Domain, scenario: Scenario) -> tuple[PoolNeed, ...]:
     """The pool ``scenario``'s needs were drawn from: ``text_pool`` for a bank v4 scenario
-    (one whose attributes carry their questions), the whole pool for an older one."""
+    (one whose attributes carry their questions; its profile is the one with its situation),
+    the whole pool for an older one."""
     if scenario.bank_format < 4:
         return need_pool(domain)
+    excludes = next(
+        (p.excludes for p in domain.profiles if p.situation == scenario.context.situation), ()
+    )
     return text_pool(
-        domain, scenario.request, (scenario.requirement.restatement, scenario.favored.restatement)
+        domain,
+        scenario.request,
+        (scenario.requirement.restatement, scenario.favored.restatement),
+        excludes,
     )
 
 

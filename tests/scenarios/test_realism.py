@@ -197,3 +197,43 @@ def test_the_favored_column_keeps_to_prices_a_requirement_meeting_kind_charges(f
     kept = _reachable(flights, cabin, [3], price, levels)
     assert len(kept) == 4 and set(kept) <= set(business.allowed("price", len(levels)))
     assert min(kept) >= typical_level(business.price) - noise - 1
+
+
+def _excluding(domain, index, refs):
+    profiles = list(domain.profiles)
+    profiles[index] = dataclasses.replace(profiles[index], excludes=tuple(refs))
+    return dataclasses.replace(domain, profiles=tuple(profiles))
+
+
+def test_a_profile_rules_needs_out_of_its_pool(flights):
+    from hear2act_env.scenarios.domain import domain_problems
+    from hear2act_env.scenarios.quality import text_pool
+
+    ref = f"{flights.attributes[1].key}:{flights.attributes[1].needs[0].key}"
+    assert ref in {p.id for p in text_pool(flights, "x", ())}
+    assert ref not in {p.id for p in text_pool(flights, "x", (), (ref,))}
+    _one(domain_problems(_excluding(flights, 0, ["stops:no-such-need"])), "excludes", "no-such")
+    assert not [p for p in domain_problems(_excluding(flights, 0, [ref])) if "excludes" in p]
+
+
+@pytest.mark.slow
+def test_the_generator_never_draws_a_need_the_profile_rules_out(flights):
+    first = generate_scenario(flights, 3)
+    drawn = [
+        f"{n.attribute}:{k}"
+        for n in first.needs
+        for a in flights.attributes
+        if a.key == n.attribute
+        for k in [o.key for o in a.needs if o.statement == n.statement]
+    ]
+    ruled = _excluding(flights, 3, drawn[:1])
+    again = generate_scenario(ruled, 3)
+    pool = {p.id for p in scenario_pool(ruled, again)}
+    assert drawn[0] not in pool
+    assert all(f"{n.attribute}:" in " ".join(pool) for n in again.needs)
+    assert drawn[0] not in {
+        f"{n.attribute}:{o.key}"
+        for n in again.needs
+        for o in ruled.attribute(n.attribute).needs
+        if o.statement == n.statement
+    }
