@@ -50,6 +50,7 @@ HEDGES = (
     "not a big deal",
     "a bonus",
     "i'd enjoy",
+    "in the mood",
 )
 _HEDGE = re.compile(r"(?<!\w)(" + "|".join(re.escape(h) for h in HEDGES) + r")(?!\w)")
 #: Words that make a need a deal-breaker; a firm need is never L3 (the moderate wish that an
@@ -69,6 +70,11 @@ FIRM = (
     "no way",
     "i don't do",
     "i can't do",
+    "won't accept",
+    "can't be more than",
+    "can't be less than",
+    "out of the question",
+    "not an option",
 )
 _FIRM = re.compile(r"(?<!\w)(" + "|".join(re.escape(h) for h in FIRM) + r")(?!\w)")
 #: How an assistant's question about an attribute opens: a yes/no or either/or question about a
