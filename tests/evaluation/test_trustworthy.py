@@ -187,6 +187,7 @@ def test_a_results_path_that_is_a_folder_is_a_named_error(tmp_path):
         run_grid(CONFIG, tmp_path / "r.jsonl", make_agent, progress=False)
 
 
+@pytest.mark.slow  # ten killed process runs: about 20 s
 def test_kill_9_at_ten_points_of_a_process_run_resumes_to_the_uninterrupted_result(tmp_path):
     import os
     import random

@@ -29,6 +29,7 @@ def _figure(report, attacker, scenarios):
     return next(f for f in report.figures if f.attacker == attacker and f.scenarios == scenarios)
 
 
+@pytest.mark.slow  # the audit over all 480 scenarios: about 35 s
 def test_report_covers_every_attacker_family_with_cis(shipped_report):
     groups = {f.group for f in shipped_report.figures}
     assert groups == {
@@ -50,6 +51,7 @@ def test_report_covers_every_attacker_family_with_cis(shipped_report):
     assert data["n_scenarios"] == 480 and len(data["figures"]) == len(shipped_report.figures)
 
 
+@pytest.mark.slow  # the audit over all 480 scenarios: about 35 s
 def test_zero_question_play_confirms_the_rankers_pick(shipped_report):
     """Played through gym.make, 'recommend the top pick and confirm' succeeds exactly when the
     pick is best, so it equals the ranker's top-1."""
