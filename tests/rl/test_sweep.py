@@ -23,6 +23,7 @@ def sweep(*args: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow  # a small sweep trained and evaluated: about 15 s
 def test_sweep_evaluation_and_report(tmp_path):
     root = tmp_path / "sweep"
     for access in ("T", "T+S"):

@@ -370,6 +370,7 @@ def _by_validator(scenario: Scenario, domain: Domain) -> set[tuple[str, str, str
     return valid
 
 
+@pytest.mark.slow  # every shipped scenario: about 11 s
 def test_matches_the_validator_on_shipped_scenarios(shipped):
     bank, domains, pools = shipped
     for s in bank[::160]:

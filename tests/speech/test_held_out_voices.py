@@ -128,6 +128,7 @@ def test_cross_split_check_catches_shared_voicing(monkeypatch):
     assert not report.ok and report.near_identical > 0 and report.identical > 0
 
 
+@pytest.mark.slow  # the whole bank's clips: about 13 s
 def test_cross_split_check_near_identical_is_zero_on_the_whole_bank():
     report = cross_split_check(load_bank(), waveforms=False)
     assert report.near_identical == 0 and report.test_utterances > 10_000
