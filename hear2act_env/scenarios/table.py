@@ -155,33 +155,33 @@ def _favored_column(
     return opening, [middle[i] for i in chosen] + [last]
 
 
-def _pick_weighted(rng: np.random.Generator, items: Sequence, l1_weight: float, met_of):
-    if l1_weight == 1.0:
+def _pick_weighted(rng: np.random.Generator, items: Sequence, v4: bool, met_of):
+    """One of ``items``: uniformly (bank v3), or ``L1_WEIGHT`` times likelier when its met
+    need can be L1 (bank v4)."""
+    if not v4:
         return _pick(rng, items)
-    weights = [l1_weight if "L1" in met_of(x).priorities else 1.0 for x in items]
+    weights = [L1_WEIGHT if "L1" in met_of(x).priorities else 1.0 for x in items]
     return _weighted_sample(rng, list(items), weights, 1)[0]
 
 
-def _in_pool(attribute: DomainAttribute, in_pool: set[str], l1_weight: float) -> DomainAttribute:
-    """Bank v4 (``l1_weight`` != 1): ``attribute`` with only its needs left in the scenario's
-    pool, so the column design plants needs that can be drawn (itself when none is left)."""
-    if l1_weight == 1.0:
-        return attribute
+def _in_pool(attribute: DomainAttribute, in_pool: set[str]) -> DomainAttribute:
+    """Bank v4: ``attribute`` with only its needs left in the scenario's pool, so the column
+    design plants needs that can be drawn (itself when none is left)."""
     needs = tuple(n for n in attribute.needs if f"{attribute.key}:{n.key}" in in_pool)
     return replace(attribute, needs=needs) if needs else attribute
 
 
 def _slots_for(
-    rng: np.random.Generator, attribute: DomainAttribute, l1_weight: float = 1.0
+    rng: np.random.Generator, attribute: DomainAttribute, v4: bool = False
 ) -> tuple[Slots, tuple[NeedOption, ...]]:
     """One or two pool needs of ``attribute`` as slots (``design.Slots``) and those needs
-    (``l1_weight``, bank v4: how much likelier a need that can be L1 is drawn)."""
+    (``v4``: a need that can be L1 is ``L1_WEIGHT`` times likelier)."""
     pairs = crossing_pairs(attribute)
-    if l1_weight != 1.0 and not any("L1" in h.priorities for h, _ in pairs):
+    if v4 and not any("L1" in h.priorities for h, _ in pairs):
         if any("L1" in n.priorities for n in attribute.needs) and rng.random() < 0.5:
             pairs = ()  # bank v4: an L1-capable need only stands alone here; take it half the time
     if pairs and rng.random() < CROSSING_P:
-        met, missed = _pick_weighted(rng, pairs, l1_weight, lambda p: p[0])
+        met, missed = _pick_weighted(rng, pairs, v4, lambda p: p[0])
         mixes = frozenset(
             (int(lv in met.satisfied_by), int(lv in missed.satisfied_by))
             for lv in range(len(attribute.levels))
@@ -190,7 +190,7 @@ def _slots_for(
             ("met", "missed"), frozenset(met.priorities) & {"L1", "L2"}, mixes, flexible=False
         )
         return slots, (met, missed)
-    need = _pick_weighted(rng, attribute.needs, l1_weight, lambda n: n)
+    need = _pick_weighted(rng, attribute.needs, v4, lambda n: n)
     kinds = tuple(
         k
         for k, ok in (
@@ -258,8 +258,10 @@ def draw_table(
     # open columns: the slot design, then a level of the right class for every option
     table = Table(shown, values, classes, req_attr.key, tuple(meets), fav.key, fav.favored.better)  # type: ignore[union-attr]
     open_cols = table.open_columns
-    weight = L1_WEIGHT if domain.format >= 4 else 1.0
-    picked = [_slots_for(rng, _in_pool(shown[j], in_pool, weight), weight) for j in open_cols]
+    v4 = domain.format >= 4
+    picked = [
+        _slots_for(rng, _in_pool(shown[j], in_pool) if v4 else shown[j], v4) for j in open_cols
+    ]
     if domain.format >= 4:
         kinds = _draw_kinds(rng, table, domain)
         if kinds is None:
