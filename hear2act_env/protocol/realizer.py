@@ -78,6 +78,18 @@ _TEMPLATES: dict[ReplyKind, tuple[str, ...]] = {
 
 #: Bank v4: a restatement reads as one sentence ("As I mentioned, that one ...").
 _RESTATE_V4: tuple[str, ...] = ("Like I said, {text}", "As I mentioned, {text}")
+#: Bank v4: the L1 complaint said to a question rather than as a reaction to a recommendation
+#: (CLARIFY, or a restatement to an open question, while the current option fails L1) says
+#: which option it is about: the last one the assistant suggested (the opening meets L1).
+_CLARIFY_V4: tuple[str, ...] = (
+    "Going back to the last one you suggested: {text}",
+    "About that last suggestion: {text}",
+)
+_RESTATE_L1_V4: tuple[str, ...] = (
+    "Like I said about that last one, {text}",
+    "As I mentioned about your last suggestion, {text}",
+)
+_LEAD_INS = ("Like I said", "As I mentioned")
 #: A reminder a restated text opens with; the restatement's own lead-in replaces it.
 _OWN_REMINDER = re.compile(
     r"^(?:just a reminder|remember|again|as i said|like i said|as i mentioned|once more)\s*[,:]\s*",
@@ -117,19 +129,23 @@ class UserTurn:
     draw: TurnDraw
 
 
-def templates_for(scenario: Scenario, kind: ReplyKind) -> tuple[str, ...]:
-    """The templates a reply of ``kind`` is worded with in ``scenario``."""
-    if kind == ReplyKind.OPEN_RESTATE and scenario.bank_format >= 4:
-        return _RESTATE_V4
+def templates_for(scenario: Scenario, kind: ReplyKind, need: int | None = None) -> tuple[str, ...]:
+    """The templates a reply of ``kind`` (about ``need``, an index or ``REQUIREMENT``) is worded
+    with in ``scenario``."""
+    if scenario.bank_format >= 4:
+        if kind == ReplyKind.OPEN_RESTATE:
+            return _RESTATE_L1_V4 if need == 0 else _RESTATE_V4
+        if kind == ReplyKind.CLARIFY:
+            return _CLARIFY_V4
     return _TEMPLATES[kind]
 
 
 def realize(scenario: Scenario, reply: Reply, draw: TurnDraw) -> UserTurn:
     """Word ``reply`` for ``scenario`` and pick its delivery label, using ``draw``."""
-    templates = templates_for(scenario, reply.kind)
+    templates = templates_for(scenario, reply.kind, reply.need)
     template = templates[int(draw.line * len(templates))]
     content = _content(scenario, reply) if "{text}" in template else ""
-    if template.startswith(("Like I said, ", "As I mentioned, ")):
+    if template.startswith(_LEAD_INS) and template.endswith(", {text}"):
         content = _continued(content)
     text = template.format(text=content) if "{text}" in template else template
     labels = DELIVERY_LABELS[reply.state]

@@ -52,6 +52,12 @@ class NeedOption:
     #: what the user says when asked to say more while the current option meets it; ``hint``
     #: (the complaint form) is said only about an option that fails the need.
     want: str = ""
+    #: Bank v4: what this need cannot be drawn with: another need (``"attribute:need"``; the
+    #: pair never shares a triple, whichever is listed) or an attribute (``"attribute"``; the
+    #: need is never drawn in a table that shows that attribute as an open one, where the user
+    #: would call it something they do not care about). Applied before counting, so the stored
+    #: posterior stays exact.
+    conflicts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,8 +111,10 @@ class Profile:
     requirement: str
     favored: str
     #: bank v4: needs (``"attribute_key:need_key"``) this situation makes false or moot (a
-    #: locked exchange rate for a payment in one currency); they leave the pool before the
-    #: table's valid triples are counted, so the stored posterior stays exact
+    #: locked exchange rate for a payment in one currency), or whole attributes (``"attribute"``:
+    #: all its needs, and it is not asked about as one the user does not care about, when the
+    #: table has other attributes to open); they leave the pool before the table's valid
+    #: triples are counted, so the stored posterior stays exact
     excludes: tuple[str, ...] = ()
 
 
@@ -241,6 +249,14 @@ class Domain:
                 return attribute
         raise DomainError(f"domain {self.id}: no attribute {key!r}")
 
+    def knows_ref(self, ref: str) -> bool:
+        """Whether ``ref`` is ``"attribute:need"`` of a need or ``"attribute"`` of an attribute."""
+        try:
+            self.need_option(ref) if ":" in ref else self.attribute(ref)
+        except DomainError:
+            return False
+        return True
+
     def need_option(self, ref: str) -> tuple[DomainAttribute, NeedOption]:
         """Resolve ``"attribute:need"``."""
         attribute, key = self._split_ref(ref)
@@ -344,6 +360,12 @@ def _attribute_problems(
     for n in a.needs:
         if not n.priorities or len(set(n.priorities)) != len(n.priorities):
             out.append(f"{where}: needs[{n.key}].priorities: expected distinct L1, L2, L3")
+        for ref in n.conflicts:
+            if not domain.knows_ref(ref) or ref.split(":")[0] == a.key:
+                out.append(
+                    f"{where}: needs[{n.key}].conflicts: {ref!r} is not a need or attribute "
+                    "of another attribute (expected 'attribute:need' or 'attribute')"
+                )
     for name, sat in options:
         if not sat or any(not 0 <= v < len(a.levels) for v in sat) or len(set(sat)) != len(sat):
             out.append(
@@ -394,10 +416,11 @@ def _profile_problems(domain: Domain, p: Profile) -> list[str]:
     except DomainError as exc:
         return [str(exc)]
     for ref in p.excludes:
-        try:
-            domain.need_option(ref)
-        except DomainError:
-            out.append(f"excludes: {ref!r} is not a need of the domain (expected 'attribute:need')")
+        if not domain.knows_ref(ref):
+            out.append(
+                f"excludes: {ref!r} is not a need or attribute of the domain "
+                "(expected 'attribute:need' or 'attribute')"
+            )
     if favored.favored is None:
         out.append(f"favored: attribute {favored.key!r} defines no favored direction")
         return out

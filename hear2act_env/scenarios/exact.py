@@ -80,6 +80,9 @@ class PoolNeed:
     satisfied: frozenset[str]
     priorities: frozenset[str] = ALL_PRIORITIES
     statement: str = ""
+    #: bank v4: pool need ids this need never shares a triple with, and attribute keys it is
+    #: never drawn beside as an open attribute (the domain file's ``conflicts``, made symmetric)
+    conflicts: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -173,6 +176,7 @@ def need_pool(
     if the domain model has one, else all three.
     """
     priorities = priorities or {}
+    conflicts = _conflicts(domain)
     out = []
     for attribute in domain.attributes:
         for need in attribute.needs:
@@ -185,9 +189,23 @@ def need_pool(
                     satisfied=frozenset(attribute.levels[i] for i in need.satisfied_by),
                     priorities=_priorities(allowed, nid),
                     statement=need.statement,
+                    conflicts=frozenset(conflicts.get(nid, ())),
                 )
             )
     return tuple(out)
+
+
+def _conflicts(domain: Domain) -> dict[str, set[str]]:
+    """Need id -> the need ids and attribute keys it conflicts with; a need pair both ways."""
+    out: dict[str, set[str]] = {}
+    for attribute in domain.attributes:
+        for need in attribute.needs:
+            nid = f"{attribute.key}:{need.key}"
+            for ref in getattr(need, "conflicts", ()):
+                out.setdefault(nid, set()).add(ref)
+                if ":" in ref:
+                    out.setdefault(ref, set()).add(nid)
+    return out
 
 
 def _priorities(allowed: Iterable[str] | None, nid: str) -> frozenset[str]:
@@ -220,11 +238,12 @@ def valid_triples(visible: VisiblePart, pool: Sequence[PoolNeed]) -> ValidTriple
     rows: list[int] = []
     cols: list[int] = []
     sats: list[np.ndarray] = []
+    open_keys = set(visible.open_attributes)
     for k, need in enumerate(pool):
         if need.attribute not in visible.attributes:
             continue
         col = visible.column(need.attribute)
-        if col not in open_cols:
+        if col not in open_cols or need.conflicts & open_keys:
             continue
         rows.append(k)
         cols.append(col)
@@ -247,6 +266,10 @@ def valid_triples(visible: VisiblePart, pool: Sequence[PoolNeed]) -> ValidTriple
         for p in range(3)
     ]
     i1, i2, i3 = _join(pick, mask, col_arr, best_of)
+    clash = _clash_matrix(pool, rows)
+    if clash is not None:
+        keep = ~(clash[i1, i2] | clash[i1, i3] | clash[i2, i3])
+        i1, i2, i3 = i1[keep], i2[keep], i3[keep]
     if not i1.size:
         return empty
     triple_mask = mask[i1] & mask[i2] & mask[i3]
@@ -272,6 +295,20 @@ def valid_triples(visible: VisiblePart, pool: Sequence[PoolNeed]) -> ValidTriple
         need_share=share,
         level_share=tuple(levels),
     )
+
+
+def _clash_matrix(pool: Sequence[PoolNeed], rows: Sequence[int]) -> np.ndarray | None:
+    """``clash[a, b]``: usable rows ``a`` and ``b`` are needs that conflict (None: no pair)."""
+    index = {pool[k].id: r for r, k in enumerate(rows)}
+    pairs = [
+        (r, index[ref]) for r, k in enumerate(rows) for ref in pool[k].conflicts if ref in index
+    ]
+    if not pairs:
+        return None
+    clash = np.zeros((len(rows), len(rows)), bool)
+    for a, b in pairs:
+        clash[a, b] = clash[b, a] = True
+    return clash
 
 
 def _eligible(visible: VisiblePart, values: np.ndarray) -> np.ndarray | None:

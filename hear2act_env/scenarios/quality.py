@@ -173,11 +173,12 @@ def text_pool(
     """Bank v4: the domain's need pool less the needs a scenario's visible side rules out, so
     that ``scenario_text_problems`` never rejects drawn needs and the exact posterior stays
     exact: needs on an attribute the request mentions, needs with a sentence of the request or
-    of the profile's restatements, and the needs the profile ``excludes``."""
+    of the profile's restatements, and the needs (or all needs of the attributes) the profile
+    ``excludes``."""
     taken = {_sentence_key(x) for text in (request, *restatements) for x in sentences(text)}
     out = []
     for need in need_pool(domain):
-        if need.id in excludes:
+        if need.id in excludes or need.attribute in excludes:
             continue
         attribute, option = domain.need_option(need.id)
         if mentions(request, attribute.keywords):

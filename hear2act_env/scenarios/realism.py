@@ -92,6 +92,8 @@ _DEICTIC = re.compile(
 #: The assistant line bank v3 built from labels; a question must not read like it.
 _LABEL_QUESTION = re.compile(r"^\s*what about\b", re.IGNORECASE)
 _FIRST_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+#: A two-sided complaint ("either too early or too late"), which never says which side failed.
+_EITHER_OR = re.compile(r"\beither\b.*\bor\b")
 MAX_ASK_WORDS = 16
 MAX_NOISE = 2
 MIN_KINDS = 2
@@ -270,6 +272,11 @@ def _attribute_problems(where: str, a: DomainAttribute) -> list[str]:
             out.append(
                 f"{nat}.priorities: a deal-breaker ({firm.group(0)!r}) cannot be L3 (an L3 need is a wish an acceptable option may leave unmet); drop "
                 "L3 or word it as a wish"
+            )
+        if "L1" in n.priorities and _EITHER_OR.search(_plain(n.hint)):
+            out.append(
+                f"{nat}.hint: {n.hint!r} says 'either ... or': a complaint is said about one "
+                "failing option, so it names what is wanted, true on whichever side it fails"
             )
         hedge = _HEDGE.search(_plain(" ".join((n.statement, n.ask_answer, n.want))))
         if "L1" in n.priorities and hedge:

@@ -50,8 +50,11 @@ def test_clarify_on_an_option_that_fails_l1_keeps_the_complaint(v4):
     fails = next(i for i, p in enumerate(info["truth"]["patterns"]) if p[:2] == "r0")
     env.step(np.array([RECOMMEND, fails, 0]))
     obs, *_, info = env.step(np.array([CLARIFY, 0, 0]))
-    assert obs["transcript"].endswith(v4.needs[0].hint)
+    user = obs["transcript"].rsplit("\nUser: ", 1)[-1]
+    assert user.endswith(v4.needs[0].hint)
     assert info["truth"]["reply"] == ReplyKind.CLARIFY.value
+    # said to a question, the complaint names the option it is about (never a bare "that one")
+    assert user.startswith(("Going back to the last one you suggested: ", "About that last "))
 
 
 def test_a_bank_v3_scenario_keeps_its_dialogue(scenario):
@@ -74,14 +77,17 @@ def test_restatements_read_as_one_sentence(v4):
     env.step(np.array([ASK, 0, 0]))  # the open question reveals (or restates) the L1 need
     obs, *_ = env.step(np.array([ASK, 0, 0]))  # asked again: restated
     user = obs["transcript"].rsplit("\nUser: ", 1)[-1]
-    assert user.startswith(("Like I said, ", "As I mentioned, "))
-    assert ". " not in user[:20] and "said. " not in user and "mentioned. " not in user
+    assert user.startswith(("Like I said about that last one, ", "As I mentioned about your last"))
+    assert "said. " not in user and "mentioned. " not in user and "one. " not in user
 
 
 def test_every_turn_the_catalog_prerenders_is_one_the_engine_can_say(v4):
     texts = {t for t, _, _ in possible_turns(v4, "prosody")}
     assert WANT in texts
     assert not any(t.startswith(("Like I said. ", "As I mentioned. ")) for t in texts)
+    hint = v4.needs[0].hint
+    assert f"About that last suggestion: {hint}" in texts
+    assert hint not in texts  # the complaint is never said bare to a question
 
 
 def test_old_scenario_files_keep_their_bytes(scenario):

@@ -464,3 +464,35 @@ def test_main_prints_the_shipped_table(capsys):
     out = capsys.readouterr().out
     assert "480 scenarios" in out and TOP1_EXPECTED in out and "Timings:" in out
     assert "shipped triple not among the valid ones: 0." in out
+
+
+def _with_conflicts(pool, conflicts):
+    """``pool`` with ``conflicts`` (need id -> refs) set on the named needs."""
+    return [
+        replace(p, conflicts=frozenset(conflicts[p.id])) if p.id in conflicts else p for p in pool
+    ]
+
+
+def test_conflicting_needs_never_share_a_triple(scenario, flights_domain):
+    pool = need_pool(flights_domain)
+    found = scenario_triples(scenario, pool)
+    a, b, _ = found.triples[0]
+    both = sum(1 for t in found.triples if a in t and b in t)
+    assert both
+    fewer = scenario_triples(scenario, _with_conflicts(pool, {a: {b}}))
+    assert not [t for t in fewer.triples if a in t and b in t]
+    assert fewer.count == found.count - both
+    # listed on either need, the pair is out the same way
+    assert scenario_triples(scenario, _with_conflicts(pool, {b: {a}})).triples == fewer.triples
+
+
+def test_a_need_tied_to_a_shown_attribute_is_not_drawn_beside_it(scenario, flights_domain):
+    pool = need_pool(flights_domain)
+    found = scenario_triples(scenario, pool)
+    a, _, c = found.triples[0]
+    other = c.split(":")[0]  # an open attribute of this table
+    without = scenario_triples(scenario, _with_conflicts(pool, {a: {other}}))
+    assert not [t for t in without.triples if a in t]
+    assert without.count == found.count - sum(1 for t in found.triples if a in t)
+    absent = "no-such-attribute"  # an attribute the table does not show changes nothing
+    assert scenario_triples(scenario, _with_conflicts(pool, {a: {absent}})).count == found.count

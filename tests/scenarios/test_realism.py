@@ -237,3 +237,40 @@ def test_the_generator_never_draws_a_need_the_profile_rules_out(flights):
         for o in ruled.attribute(n.attribute).needs
         if o.statement == n.statement
     }
+
+
+def test_need_conflicts_are_checked_and_hold_both_ways(flights):
+    from hear2act_env.scenarios.domain import domain_problems
+    from hear2act_env.scenarios.exact import need_pool
+
+    a, b = flights.attributes[1], flights.attributes[2]
+    mine, theirs = f"{a.key}:{a.needs[0].key}", f"{b.key}:{b.needs[0].key}"
+    tied = _need(flights, a.key, 0, conflicts=(theirs, b.key))
+    assert not [p for p in domain_problems(tied) if "conflicts" in p]
+    pool = {p.id: p for p in need_pool(tied)}
+    assert pool[mine].conflicts == {theirs, b.key} and mine in pool[theirs].conflicts
+    _one(
+        domain_problems(_need(flights, a.key, 0, conflicts=("nowhere:x",))), "conflicts", "nowhere"
+    )
+    _one(domain_problems(_need(flights, a.key, 0, conflicts=(a.key,))), "conflicts", repr(a.key))
+
+
+def test_a_profile_may_rule_out_a_whole_attribute(flights):
+    from hear2act_env.scenarios.domain import domain_problems
+    from hear2act_env.scenarios.quality import text_pool
+
+    key = flights.attributes[2].key
+    assert any(p.attribute == key for p in text_pool(flights, "x", ()))
+    assert not any(p.attribute == key for p in text_pool(flights, "x", (), (key,)))
+    assert not [p for p in domain_problems(_excluding(flights, 0, [key])) if "excludes" in p]
+    _one(domain_problems(_excluding(flights, 0, ["nowhere"])), "excludes", "nowhere")
+
+
+def test_a_two_sided_complaint_is_refused_for_an_l1_need(flights):
+    a = next(a for a in flights.attributes if any("L1" in n.priorities for n in a.needs))
+    k = next(i for i, n in enumerate(a.needs) if "L1" in n.priorities)
+    hint = "That leaves either too early or too late for me."
+    at = f"attributes[{a.key}].needs[{a.needs[k].key}].hint"
+    _one(domain_realism_problems(_need(flights, a.key, k, hint=hint)), at, "either")
+    wish = _need(flights, a.key, k, hint=hint, priorities=("L2", "L3"))
+    assert not [p for p in domain_realism_problems(wish) if at in p]
