@@ -41,6 +41,9 @@ STEPS = 2500
 T_START, T_FLOOR, COOLING = 0.03, 0.001, 0.998
 #: Bank v4: weight of the L1 and the L2 need's spread in ``design_cost``.
 LEVEL_WEIGHT = 0.5
+#: Bank v4: reward per valid triple (up to ``COUNT_CAP``) in ``design_cost``.
+COUNT_REWARD = 0.0002
+COUNT_CAP = 60
 
 
 @dataclass(frozen=True)
@@ -155,7 +158,7 @@ def _cost_v4(triples: Sequence[tuple[int, int, int, int]], n_attributes: int) ->
         + 0.3 * spread
         + 0.5 * max(0.0, _top3(used) / n / 3 - chance - 0.05)
         + level_cost
-        - 0.0002 * min(n, 60)
+        - COUNT_REWARD * min(n, COUNT_CAP)
     )
 
 
