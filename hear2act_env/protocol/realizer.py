@@ -78,13 +78,20 @@ _TEMPLATES: dict[ReplyKind, tuple[str, ...]] = {
 
 #: Bank v4: a restatement reads as one sentence ("As I mentioned, that one ...").
 _RESTATE_V4: tuple[str, ...] = ("Like I said, {text}", "As I mentioned, {text}")
-#: Bank v4: the L1 complaint said to a question rather than as a reaction to a recommendation
-#: (CLARIFY, or a restatement to an open question, while the current option fails L1) says
-#: which option it is about: the last one the assistant suggested (the opening meets L1).
-_CLARIFY_V4: tuple[str, ...] = (
-    "Going back to the last one you suggested: {text}",
-    "About that last suggestion: {text}",
+#: Bank v4: lines of the acceptance pool that accept (not "Okay, got it.", which only
+#: acknowledges, nor "Alright, let's see.", which defers).
+ACCEPTANCE_POOL_V4: tuple[str, ...] = tuple(
+    line for line in ACCEPTANCE_POOL if line not in ("Okay, got it.", "Alright, let's see.")
 )
+#: Bank v4: an attribute that holds none of the user's needs is not among their priorities,
+#: which says less than "I don't care" (a person may still have a mild taste there).
+_DISTRACTOR_V4: tuple[str, ...] = (
+    "That's not high on my list.",
+    "That isn't one of my priorities for this.",
+    "I'm flexible on that.",
+)
+#: Bank v4: the L1 complaint restated to an open question while current fails L1 says which
+#: option it is about, the last one the assistant suggested (the opening meets L1).
 _RESTATE_L1_V4: tuple[str, ...] = (
     "Like I said about that last one, {text}",
     "As I mentioned about your last suggestion, {text}",
@@ -135,8 +142,10 @@ def templates_for(scenario: Scenario, kind: ReplyKind, need: int | None = None) 
     if scenario.bank_format >= 4:
         if kind == ReplyKind.OPEN_RESTATE:
             return _RESTATE_L1_V4 if need == 0 else _RESTATE_V4
-        if kind == ReplyKind.CLARIFY:
-            return _CLARIFY_V4
+        if kind == ReplyKind.ACCEPT:
+            return ACCEPTANCE_POOL_V4
+        if kind == ReplyKind.ASK_DISTRACTOR:
+            return _DISTRACTOR_V4
     return _TEMPLATES[kind]
 
 
@@ -173,8 +182,8 @@ def _content(scenario: Scenario, reply: Reply) -> str:
     need = scenario.needs[reply.need]
     if reply.kind == ReplyKind.ASK_NEED:
         return need.ask_answer
-    if reply.kind == ReplyKind.CLARIFY_MET:
-        return need.want
+    if reply.kind == ReplyKind.CLARIFY_MET or (reply.kind == ReplyKind.CLARIFY and need.want):
+        return need.want  # bank v4: asked what they need, the user says the need itself
     return need.hint if reply.need == 0 else need.statement
 
 

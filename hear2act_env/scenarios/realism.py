@@ -22,6 +22,7 @@ from hear2act_env.scenarios.quality import names_exactly
 
 __all__ = [
     "HEDGES",
+    "REFUSALS",
     "domain_realism_problems",
     "expected_price",
     "is_hedged",
@@ -51,6 +52,9 @@ HEDGES = (
     "a bonus",
     "i'd enjoy",
     "in the mood",
+    "matters a bit",
+    "matters a little",
+    "somewhat",
 )
 _HEDGE = re.compile(r"(?<!\w)(" + "|".join(re.escape(h) for h in HEDGES) + r")(?!\w)")
 #: Words that make a need a deal-breaker; a firm need is never L3 (the moderate wish that an
@@ -77,6 +81,26 @@ FIRM = (
     "not an option",
 )
 _FIRM = re.compile(r"(?<!\w)(" + "|".join(re.escape(h) for h in FIRM) + r")(?!\w)")
+#: Words that refuse outright. A need that may be L2 or L3 is said after "I'm not sure about
+#: that one" or "That could work, I guess", so its statement and answer never refuse.
+REFUSALS = (
+    "i won't",
+    "we won't",
+    "i will not",
+    "i refuse",
+    "we refuse",
+    "couldn't",
+    "could not",
+    "no way",
+    "is out",
+    "are out",
+    "i'd never",
+    "out of the question",
+    "not an option",
+    "deal-breaker",
+    "non-negotiable",
+)
+_REFUSAL = re.compile(r"(?<!\w)(" + "|".join(re.escape(h) for h in REFUSALS) + r")(?!\w)")
 #: How an assistant's question about an attribute opens: a yes/no or either/or question about a
 #: preference, which "That doesn't matter much to me" answers naturally.
 ASK_OPENINGS = (
@@ -277,6 +301,12 @@ def _attribute_problems(where: str, a: DomainAttribute) -> list[str]:
             out.append(
                 f"{nat}.hint: {n.hint!r} says 'either ... or': a complaint is said about one "
                 "failing option, so it names what is wanted, true on whichever side it fails"
+            )
+        refusal = _REFUSAL.search(_plain(f"{n.statement} {n.ask_answer}"))
+        if refusal and {"L2", "L3"} & set(n.priorities):
+            out.append(
+                f"{nat}.priorities: a refusal ({refusal.group(0)!r}) cannot be L2 or L3 (said "
+                "after 'I'm not sure about that one'); word it as what is wanted, or keep L1 only"
             )
         hedge = _HEDGE.search(_plain(" ".join((n.statement, n.ask_answer, n.want))))
         if "L1" in n.priorities and hedge:

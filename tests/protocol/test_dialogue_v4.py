@@ -44,17 +44,33 @@ def test_clarify_on_an_option_that_meets_l1_says_the_need_not_a_complaint(v4):
     assert v4.needs[0].hint not in user
 
 
-def test_clarify_on_an_option_that_fails_l1_keeps_the_complaint(v4):
+def test_clarify_on_an_option_that_fails_l1_says_the_need_too(v4):
     env = Hear2ActEnv(realization="prosody", access="T+S", scenarios=[v4])
     _, info = env.reset(seed=0)
     fails = next(i for i, p in enumerate(info["truth"]["patterns"]) if p[:2] == "r0")
-    env.step(np.array([RECOMMEND, fails, 0]))
+    obs, *_ = env.step(np.array([RECOMMEND, fails, 0]))
+    assert obs["transcript"].endswith(v4.needs[0].hint)  # the refusal says what is wrong
     obs, *_, info = env.step(np.array([CLARIFY, 0, 0]))
-    user = obs["transcript"].rsplit("\nUser: ", 1)[-1]
-    assert user.endswith(v4.needs[0].hint)
+    # asked what they need, the user says the need, not the complaint again
+    assert obs["transcript"].rsplit("\nUser: ", 1)[-1] == WANT
     assert info["truth"]["reply"] == ReplyKind.CLARIFY.value
-    # said to a question, the complaint names the option it is about (never a bare "that one")
-    assert user.startswith(("Going back to the last one you suggested: ", "About that last "))
+
+
+def test_v4_acceptances_accept_and_unneeded_attributes_are_not_priorities(v4, scenario):
+    from hear2act_env.protocol.realizer import ACCEPTANCE_POOL, ACCEPTANCE_POOL_V4, templates_for
+
+    assert "Okay, got it." in ACCEPTANCE_POOL and "Okay, got it." not in ACCEPTANCE_POOL_V4
+    assert templates_for(scenario, ReplyKind.ACCEPT) == ACCEPTANCE_POOL  # bank v3 unchanged
+    assert templates_for(v4, ReplyKind.ACCEPT) == ACCEPTANCE_POOL_V4
+    distractor = next(
+        t + 1
+        for t, a in enumerate(v4.attributes)
+        if a.key not in {n.attribute for n in v4.needs}
+        and a.key not in (v4.requirement.attribute, v4.favored.attribute)
+    )
+    _, _, turns = play(v4, [(ASK, 0, distractor)])
+    assert turns[0][0] in templates_for(v4, ReplyKind.ASK_DISTRACTOR)
+    assert "care" not in turns[0][0] and "mind" not in turns[0][0]
 
 
 def test_a_bank_v3_scenario_keeps_its_dialogue(scenario):
@@ -85,9 +101,7 @@ def test_every_turn_the_catalog_prerenders_is_one_the_engine_can_say(v4):
     texts = {t for t, _, _ in possible_turns(v4, "prosody")}
     assert WANT in texts
     assert not any(t.startswith(("Like I said. ", "As I mentioned. ")) for t in texts)
-    hint = v4.needs[0].hint
-    assert f"About that last suggestion: {hint}" in texts
-    assert hint not in texts  # the complaint is never said bare to a question
+    assert v4.needs[0].hint not in texts  # the complaint is never said bare to a question
 
 
 def test_old_scenario_files_keep_their_bytes(scenario):

@@ -274,3 +274,13 @@ def test_a_two_sided_complaint_is_refused_for_an_l1_need(flights):
     _one(domain_realism_problems(_need(flights, a.key, k, hint=hint)), at, "either")
     wish = _need(flights, a.key, k, hint=hint, priorities=("L2", "L3"))
     assert not [p for p in domain_realism_problems(wish) if at in p]
+
+
+def test_a_refusal_cannot_be_a_concern_or_a_wish(flights):
+    a = next(a for a in flights.attributes if any("L2" in n.priorities for n in a.needs))
+    k = next(i for i, n in enumerate(a.needs) if "L2" in n.priorities)
+    at = f"attributes[{a.key}].needs[{a.needs[k].key}].priorities"
+    said = "I won't sit through a layover longer than two hours."
+    _one(domain_realism_problems(_need(flights, a.key, k, statement=said)), at, "won't")
+    firm = _need(flights, a.key, k, statement=said, priorities=("L1",))
+    assert not [p for p in domain_realism_problems(firm) if at in p and "refusal" in p]
