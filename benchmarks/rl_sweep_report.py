@@ -42,6 +42,22 @@ PAIRS = (
 )
 
 
+def run_config(run: Path) -> dict[str, Any]:
+    """A run folder's ``config`` with its env's access, realization, turn cost and scenario file
+    at the top, the view this report reads (either ``config.json`` layout)."""
+    from hear2act_agents.rl.policy import read_run_config, run_env
+
+    config = read_run_config(run / "config.json")["config"]
+    env = run_env(config)
+    return {
+        **config,
+        "access": env.access,
+        "realization": env.realization,
+        "turn_cost": env.turn_cost,
+        "scenarios": env.scenarios,
+    }
+
+
 def arm_of(config: dict[str, Any]) -> str:
     """The arm of a run's ``config`` (``TrainConfig`` fields)."""
     if config.get("audio_encoder", "features") == "learned":
@@ -69,7 +85,7 @@ def load_sweep(root: Path) -> dict[Cell, list[EpisodeRecord]]:
     """Every evaluation record of the sweep, by cell."""
     configs: dict[str, dict[str, Any]] = {}
     for run in finished_runs(root):
-        configs[f"ppo:{run}"] = json.loads((run / "config.json").read_text())["config"]
+        configs[f"ppo:{run}"] = run_config(run)
     cells: dict[Cell, list[EpisodeRecord]] = defaultdict(list)
     for path in sorted((root / "eval").glob("*.jsonl")):
         manifest = json.loads(path.with_suffix(".manifest.json").read_text())
@@ -322,7 +338,7 @@ def plot_learning_curves(root: Path, path: Path, extra: Sequence[Path] = ()) -> 
 
     runs = finished_runs(root) + [r for folder in extra for r in finished_runs(folder)]
     extra_runs = set(runs[len(finished_runs(root)) :])
-    configs = {run: json.loads((run / "config.json").read_text())["config"] for run in runs}
+    configs = {run: run_config(run) for run in runs}
     realizations = [r for r in REALIZATIONS if any(c["realization"] == r for c in configs.values())]
     costs = sorted({float(c["turn_cost"]) for c in configs.values()})
     fig, axes = plt.subplots(
@@ -381,22 +397,13 @@ def decision_rates(run: Path, split: str = "test", runs: int = 2) -> dict[str, f
     state was resolved and unresolved (reluctant or concern). A transcript-only agent cannot
     tell them apart; one that hears or sees the state can.
     """
-    from hear2act_agents.rl.policy import load_policy
+    from hear2act_agents.rl.envs import base_env
+    from hear2act_agents.rl.policy import load_policy, read_run_config, run_env
     from hear2act_env.evaluation.records import EpisodeKey
     from hear2act_env.evaluation.rollout import wrap_for
 
-    config = json.loads((run / "config.json").read_text())["config"]
-    from hear2act_agents.rl.envs import base_env
-
-    env = base_env(
-        EnvConfig.from_stored(config).replace(
-            access=config["access"],
-            realization=config["realization"],
-            turn_cost=config["turn_cost"],
-            split=split,
-            scenarios=config.get("scenarios"),
-        )
-    )
+    config = run_config(run)
+    env = base_env(run_env(read_run_config(run / "config.json")["config"]).replace(split=split))
     policy = load_policy(run)
     env = wrap_for(env, policy)
     counts = {"resolved": [0, 0], "unresolved": [0, 0]}
@@ -426,7 +433,7 @@ def decision_table(root: Path, split: str = "test", runs: int = 2) -> str:
     pooled: dict[tuple[str, str, float], dict[str, float]] = defaultdict(lambda: defaultdict(float))
     seeds: dict[tuple[str, str, float], list[int]] = defaultdict(list)
     for run in finished_runs(root):
-        c = json.loads((run / "config.json").read_text())["config"]
+        c = run_config(run)
         key = (c["realization"], arm_of(c), float(c["turn_cost"]))
         d = decision_rates(run, split, runs)
         seeds[key].append(int(c["seed"]))

@@ -91,12 +91,14 @@ def run(
 
     from hear2act_agents.rl.encoding import EncoderSpec
     from hear2act_agents.rl.envs import env_thunks
-    from hear2act_agents.rl.training import TrainConfig
+    from hear2act_agents.rl.training import TrainConfig, train_env
 
     torch.set_num_threads(1)
     from hear2act_env.speech.logmel import LogMelSettings
 
-    config = TrainConfig(access=access, timesteps=steps, seed=seed, audio_encoder=audio_encoder)
+    config = TrainConfig(
+        env=train_env(access=access), timesteps=steps, seed=seed, audio_encoder=audio_encoder
+    )
     logmel = LogMelSettings().to_dict() if config.learned else None
     # unscaled prosody: same cost
     spec = EncoderSpec.for_access(access, audio_encoder=config.audio_encoder, logmel=logmel)
@@ -124,7 +126,7 @@ def reference(steps: int, seed: int = 0) -> float:
     from hear2act_agents.rl.training import TrainConfig
 
     torch.set_num_threads(1)
-    config = TrainConfig(access="T", timesteps=steps, seed=seed)
+    config = TrainConfig(timesteps=steps, seed=seed)  # access T
     venv = make_vec_env("CartPole-v1", n_envs=config.resolved_n_envs(), seed=seed)
     model = PPO("MlpPolicy", venv, **config.ppo_kwargs())
     start = time.perf_counter()

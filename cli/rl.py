@@ -10,6 +10,7 @@ from typing import Any
 from hear2act_cli import options
 from hear2act_cli.outputs import writable_dir
 from hear2act_env.conditions import ACCESS, SPLIT_CHOICES
+from hear2act_env.config import EnvConfig
 from hear2act_env.errors import ConfigError
 from hear2act_env.interrupts import Interrupted
 from hear2act_env.protocol.engine import REALIZATIONS
@@ -46,10 +47,27 @@ def _check_train_args(args: argparse.Namespace) -> None:
         )
 
 
+def _train_env(args: argparse.Namespace) -> EnvConfig:
+    """The env a ``train`` command's flags name, checked by ``EnvConfig``'s rules alone."""
+    from hear2act_agents.rl.training import train_env
+
+    env: dict[str, Any] = {
+        "access": args.access,
+        "realization": args.realization,
+        "turn_cost": args.turn_cost,
+        "split": args.split,
+        "scenarios": args.scenario_file,
+    }
+    if args.max_actions is not None:
+        env["max_actions"] = args.max_actions
+    return train_env(**env)
+
+
 def train(args: argparse.Namespace) -> int:
     from hear2act_agents.rl.training import train as train_run
 
     _check_train_args(args)
+    env = _train_env(args)  # refused here, before any folder is made
     out = writable_dir(
         "--out" if args.out is not None else "--root",
         Path(args.out)
@@ -66,33 +84,17 @@ def train(args: argparse.Namespace) -> int:
         "eval_every": args.eval_every,
         "eval_episodes": args.eval_episodes,
         "eval_split": args.eval_split,
-        "split": args.split,
         "vec": args.vec,
         "n_envs": args.n_envs,
         "torch_threads": args.threads,
         "audio_encoder": args.audio_encoder,
     }
-    if args.scenario_file is not None:
-        settings["scenarios"] = args.scenario_file
     if args.init_from is not None:
         settings["init_from"] = args.init_from
     if args.tensorboard is not None:
         settings["tensorboard"] = args.tensorboard
-    if args.max_actions is not None:
-        from hear2act_agents.rl.envs import RL_ENV
-
-        settings["env"] = RL_ENV.replace(max_actions=args.max_actions)
     try:
-        result = train_run(
-            args.access,
-            args.realization,
-            args.turn_cost,
-            args.timesteps,
-            args.seed,
-            out,
-            progress=not args.quiet,
-            **settings,
-        )
+        result = train_run(env, args.timesteps, args.seed, out, progress=not args.quiet, **settings)
     except (Interrupted, KeyboardInterrupt) as exc:
         raise Interrupted(
             str(exc) or "interrupted",

@@ -227,10 +227,15 @@ def test_turn_cost_flags_refuse_what_env_config_refuses(cost, capsys):
 
 def test_train_takes_the_env_rule_for_turn_cost_and_no_bool_for_a_number():
     pytest.importorskip("stable_baselines3")
-    from hear2act_agents.rl.training import TrainConfig, train
+    from hear2act_agents.rl.training import TrainConfig, train, train_env
 
     with pytest.raises(ConfigError, match="turn_cost"):
-        train(turn_cost=True, timesteps=1, out_dir="/nonexistent-never-written")
+        train(train_env(turn_cost=True), timesteps=1, out_dir="/nonexistent-never-written")
     with pytest.raises(ConfigError, match="timesteps"):
         TrainConfig(timesteps=True)
-    assert TrainConfig(turn_cost=1).turn_cost == 1.0
+    assert TrainConfig(env=train_env(turn_cost=1)).turn_cost == 1.0
+    with pytest.raises(ConfigError, match="env: got dict|expected an EnvConfig|env"):
+        TrainConfig(env=42)
+    # training keeps only training fields: the env's settings are the env's
+    with pytest.raises(TypeError):
+        TrainConfig(access="T+S")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hear2act_agents.registry import make_agent
-from hear2act_agents.rl.policy import RL_PREFIXES, read_run_config, resolve_run
+from hear2act_agents.rl.policy import RL_PREFIXES, read_run_config, resolve_run, run_env
 from hear2act_env.conditions import Access, Condition
 from hear2act_env.config import EnvConfig
 from hear2act_env.errors import ConfigError
@@ -80,11 +80,11 @@ def evaluate_models(
     for m in models:
         path = _model_path(m)
         model_path, config_path = resolve_run(path)
-        run = read_run_config(config_path)["config"]
-        cost = float(run["turn_cost"] if turn_cost is None else turn_cost)
+        trained = run_env(read_run_config(config_path)["config"])
+        cost = float(trained.turn_cost if turn_cost is None else turn_cost)
         scen = scenario_file if scenario_file is not None else training_scenarios(config_path)
-        for r in realizations or [run["realization"]]:
-            for a in access or [run["access"]]:
+        for r in realizations or [trained.realization]:
+            for a in access or [trained.access]:
                 name = model_path.parent.name
                 if realizations or access or turn_cost is not None:
                     name += f"@{r}-{a}-c{cost:g}"
@@ -109,7 +109,7 @@ def training_scenarios(config_path: Path) -> str | None:
     from hear2act_env.scenarios.bank import bank_checksum
 
     saved = read_run_config(config_path)
-    path = saved["config"].get("scenarios")
+    path = run_env(saved["config"]).scenarios
     if path is None or saved.get("scenarios_sha256") == bank_checksum():
         return None
     if Path(path).is_file():

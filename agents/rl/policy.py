@@ -82,7 +82,30 @@ def read_run_config(config_path: Path) -> dict[str, Any]:
         raise ConfigError(f"model: cannot read {config_path} ({exc})") from None
     if not isinstance(saved, dict) or not isinstance(saved.get("config"), dict):
         raise ConfigError(f"model: {config_path} is not a hear2act RL run config")
+    saved["config"] = current_layout(saved["config"])
     return saved
+
+
+#: Env settings that a run config written before ``TrainConfig.env`` held them kept flat.
+_FLAT_ENV = ("access", "realization", "turn_cost", "split", "scenarios")
+
+
+def current_layout(run: dict[str, Any]) -> dict[str, Any]:
+    """A run config (``config.json``'s ``config``) with its env settings in ``env``: one
+    written before ``TrainConfig.env`` held them kept access, realization, turn cost, split
+    and scenario file flat beside an ``env`` at its defaults; those move into ``env`` (a file
+    with no ``env`` at all is read by ``EnvConfig.from_legacy``)."""
+    flat = {k: run[k] for k in _FLAT_ENV if k in run}
+    env = run.get("env")
+    if not flat or not isinstance(env, dict):
+        return run  # nothing flat; no env at all (version 0.1.0, ``EnvConfig.from_legacy``)
+    rest = {k: v for k, v in run.items() if k not in flat}
+    return {**rest, "env": {**env, **flat}}
+
+
+def run_env(run: dict[str, Any], where: str = "config") -> EnvConfig:
+    """The env a run config (``read_run_config``'s ``config``) trained in."""
+    return EnvConfig.from_stored(run, where)
 
 
 def check_run_config(saved: dict[str, Any], config_path: Path) -> dict[str, Any]:
@@ -104,28 +127,24 @@ ALGORITHMS = ("MaskablePPO", "PPO")
 def _config_problem(saved: dict[str, Any]) -> str | None:
     """What is wrong with the fields a run config's readers use (None: nothing): a model
     folder may come from someone else, so each is checked before any is used."""
-    from hear2act_env.conditions import ACCESS
-    from hear2act_env.protocol.engine import REALIZATIONS
 
     run = saved["config"]
-    cost, seed = run.get("turn_cost"), run.get("seed")
+    seed = run.get("seed")
+    if not isinstance(run.get("env", {}), dict):
+        return f"config.env: got {run.get('env')!r:.40}, expected an object"
+    try:
+        run_env(run)
+    except ConfigError as exc:
+        return str(exc)
     checks = (
         (saved.get("kind") == "hear2act-rl-v1", "kind", "'hear2act-rl-v1'"),
         (saved.get("algorithm") in ALGORITHMS, "algorithm", " or ".join(ALGORITHMS)),
         (isinstance(saved.get("encoder"), dict), "encoder", "an object"),
-        (run.get("access") in ACCESS, "config.access", "one of " + ", ".join(ACCESS)),
-        (run.get("realization") in REALIZATIONS, "config.realization", " or ".join(REALIZATIONS)),
-        (
-            isinstance(cost, int | float) and not isinstance(cost, bool) and 0 <= cost <= 10,
-            "config.turn_cost",
-            "a number from 0 to 10",
-        ),
         (
             isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0,
             "config.seed",
             "an integer >= 0",
         ),
-        (isinstance(run.get("env", {}), dict), "config.env", "an object"),
     )
     for ok, field, expected in checks:
         if not ok:
@@ -185,11 +204,11 @@ class RLPolicy(Policy):
         self.spec = EncoderSpec.from_dict(config["encoder"])
         self.masked = config["algorithm"] == "MaskablePPO"
         self.prune = bool(run.get("mask", True))
-        self.access = run["access"]
-        trained_with_clarify = EnvConfig.from_stored(run).allow_clarify
-        self.allow_clarify = trained_with_clarify and bool(allow_clarify)
+        env = run_env(run)
+        self.access = env.access
+        self.allow_clarify = env.allow_clarify and bool(allow_clarify)
         self.name = name or (
-            f"ppo[{run['access']},{run['realization']},c={run['turn_cost']:g},s={run['seed']}]"
+            f"ppo[{env.access},{env.realization},c={env.turn_cost:g},s={run['seed']}]"
         )
         self._tracker: Any = None
         if self.spec.learned:

@@ -1,4 +1,4 @@
-"""Train a (Maskable)PPO agent on Hear2Act: ``train(access, realization, turn_cost, ...)``.
+"""Train a (Maskable)PPO agent on Hear2Act: ``train(train_env(access="T+S"), timesteps, ...)``.
 
 The agent reads the flat RL observation (``encoding``; structured view, + state with S,
 + prosodic features with A) and acts in the factored ``Discrete(22)`` space (``actions``).
@@ -13,8 +13,11 @@ never writes TensorBoard logs. Every ``eval_every`` steps the current greedy pol
 ``eval_episodes`` fixed-seed episodes of ``eval_split`` (default ``test``) for the learning
 curve only: the saved model is always the last one, never selected on those episodes.
 
-The output folder gets ``model.zip`` (the SB3 model), ``config.json`` (everything needed to
-rebuild the observation: access, realization, turn cost, encoder spec with the prosody scaler,
+The env of a run is one ``EnvConfig`` (``TrainConfig.env``; ``train_env(...)`` is the training
+default, the train split at ``DEFAULT_TURN_COST``, with your settings); ``TrainConfig`` holds
+only training fields beside it. The output folder gets ``model.zip`` (the SB3 model),
+``config.json`` (everything needed to rebuild the observation: the env (access, realization,
+turn cost, split, scenario file), encoder spec with the prosody scaler,
 hyper-parameters, versions, wall time), ``progress.csv`` (the learning curve) and
 ``sb3/progress.csv`` (SB3's logger, one row per rollout: PPO's own figures and the paper's
 metrics over the rollout's episodes, ``hear2act/success``, ``accept``, ``fullfit``,
@@ -40,30 +43,41 @@ from hear2act_agents.rl.encoding import AUDIO_ENCODERS, EncoderSpec
 from hear2act_agents.rl.envs import RL_ENV
 from hear2act_env import safewrite
 from hear2act_env.conditions import Access
-from hear2act_env.config import EnvConfig, left_to_owner
+from hear2act_env.config import EnvConfig
 from hear2act_env.errors import ConfigError, MissingExtraError
 
-#: Settings a run sets itself (``TrainConfig`` fields), not through ``TrainConfig.env``.
-_RUN_SETTINGS = ("access", "realization", "turn_cost", "split", "scenarios")
-
-__all__ = ["DEFAULT_TURN_COST", "TrainConfig", "TrainResult", "evaluate_greedy", "train"]
+__all__ = [
+    "DEFAULT_TURN_COST",
+    "TRAIN_ENV",
+    "TrainConfig",
+    "TrainResult",
+    "evaluate_greedy",
+    "train",
+    "train_env",
+]
 
 #: Default per-action cost for training: one action is worth 5% of a success, so a check that
 #: is not needed costs visibly but never outweighs finding the best option.
 DEFAULT_TURN_COST = 0.05
+#: The env a run trains in unless told otherwise: ``RL_ENV`` (the train split, no audio disk
+#: cache) at the training turn cost.
+TRAIN_ENV = RL_ENV.replace(turn_cost=DEFAULT_TURN_COST)
+
+
+def train_env(**settings: Any) -> EnvConfig:
+    """``TRAIN_ENV`` with ``settings`` (``EnvConfig`` keys, e.g. ``access="A+T"``), checked by
+    ``EnvConfig``'s rules."""
+    return TRAIN_ENV.replace(**settings)
 
 
 @dataclass
 class TrainConfig:
-    """Everything that determines a training run (saved as ``config.json``)."""
+    """Everything that determines a training run (saved as ``config.json``): the env it trains
+    in (``env``: access, realization, turn cost, split, scenario file, ...) and the training
+    fields."""
 
-    access: str = "T"
-    realization: str = "prosody"
-    turn_cost: float = DEFAULT_TURN_COST
     timesteps: int = 300_000
     seed: int = 0
-    split: str = "train"
-    scenarios: str | None = None  # a scenario file instead of the shipped bank
     mask: bool = True  # MaskablePPO with pruning masks; False: plain PPO
     derived: bool = True  # add the derived part of the encoding
     shuffle_options: bool = True  # augmentation: a fresh option order every training episode
@@ -85,9 +99,7 @@ class TrainConfig:
     eval_split: str = "test"
     scaler_episodes: int = 60
     torch_threads: int = 1
-    #: Further env settings (renderer, prosody strength, max_actions, ...): the fields above set
-    #: access, realization, turn cost, split and scenario file, so those stay at their defaults.
-    env: EnvConfig = field(default_factory=lambda: RL_ENV)
+    env: EnvConfig = field(default_factory=lambda: TRAIN_ENV)
     # with A: "features" (the 8 handcrafted prosodic features) or "learned" (a convolutional
     # encoder over log-mel spectrograms, trained with the policy: audio_encoder.py)
     audio_encoder: str = "features"
@@ -95,9 +107,8 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if isinstance(self.env, dict):  # a config.json read back
             self.env = EnvConfig.from_dict(self.env, "env")
-        left_to_owner(self.env, _RUN_SETTINGS, RL_ENV, "the run (TrainConfig's own fields)")
-        # access, realization, turn cost, split and scenario file: the env's rules, once
-        self.turn_cost = self.env_config().turn_cost
+        if not isinstance(self.env, EnvConfig):
+            raise ConfigError(f"env: got {type(self.env).__name__}, expected an EnvConfig")
         for name in ("timesteps", "seed"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -116,6 +127,26 @@ class TrainConfig:
                 f"{self.access!r} (use A+T or A+T+S)"
             )
         self.net_arch = tuple(int(v) for v in self.net_arch)
+
+    @property
+    def access(self) -> str:
+        """The access condition (``env.access``)."""
+        return self.env.access
+
+    @property
+    def realization(self) -> str:
+        """The realization (``env.realization``)."""
+        return self.env.realization
+
+    @property
+    def turn_cost(self) -> float:
+        """The per-action cost (``env.turn_cost``)."""
+        return self.env.turn_cost
+
+    @property
+    def scenarios(self) -> str | None:
+        """The scenario file trained on, None for the packaged bank (``env.scenarios``)."""
+        return self.env.scenarios
 
     @property
     def audio(self) -> bool:
@@ -169,13 +200,7 @@ class TrainConfig:
 
     def env_config(self, split: str | None = None) -> EnvConfig:
         """The env of this run (of ``split``, default the training split)."""
-        return self.env.replace(
-            access=self.access,
-            realization=self.realization,
-            turn_cost=self.turn_cost,
-            split=split or self.split,
-            scenarios=self.scenarios,
-        )
+        return self.env if split is None else self.env.replace(split=split)
 
     def env_args(self, split: str | None = None, train: bool = True) -> dict[str, Any]:
         """Keyword arguments of ``envs.make_env`` (without the encoder spec); ``train=False``
@@ -313,9 +338,7 @@ def _bank_version(scenarios: str | None) -> int | None:
 
 
 def train(
-    access: str = "T",
-    realization: str = "prosody",
-    turn_cost: float = DEFAULT_TURN_COST,
+    env: EnvConfig | None = None,
     timesteps: int = 300_000,
     seed: int = 0,
     out_dir: str | Path = "runs/rl/model",
@@ -323,17 +346,13 @@ def train(
     progress: bool = True,
     **options: Any,
 ) -> TrainResult:
-    """Train one agent and save ``model.zip``, ``config.json`` and ``progress.csv`` in ``out_dir``.
+    """Train one agent in ``env`` (default ``TRAIN_ENV``; build one with ``train_env``) and save
+    ``model.zip``, ``config.json`` and ``progress.csv`` in ``out_dir``.
 
-    ``options`` are further ``TrainConfig`` fields (e.g. ``scenarios``, ``n_envs``, ``mask``).
+    ``options`` are further ``TrainConfig`` fields (e.g. ``n_envs``, ``mask``, ``init_from``).
     """
     config = TrainConfig(
-        access=access,
-        realization=realization,
-        turn_cost=turn_cost,  # checked by TrainConfig with EnvConfig's rule, never converted
-        timesteps=timesteps,
-        seed=seed,
-        **options,
+        timesteps=timesteps, seed=seed, env=TRAIN_ENV if env is None else env, **options
     )
     return train_config(config, out_dir, progress=progress)
 

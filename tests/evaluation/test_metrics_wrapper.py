@@ -163,7 +163,7 @@ def test_sb3_callback_and_monitor_log_the_metrics(tmp_path):
     from hear2act_agents.rl.training import train
 
     tiny = {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1, "eval_episodes": 0}
-    result = train("T", "prosody", 0.05, 256, 0, tmp_path / "run", progress=False, **tiny)
+    result = train(None, 256, 0, tmp_path / "run", progress=False, **tiny)
     rows = list(csv.DictReader((result.out_dir / "sb3" / "progress.csv").open()))
     assert rows and "hear2act/success" in rows[0] and "hear2act/premature_closure" in rows[0]
     logged = [float(r["hear2act/episodes"]) for r in rows if r.get("hear2act/episodes")]
@@ -203,7 +203,7 @@ def test_training_closes_the_sb3_log_files(tmp_path):
     from hear2act_agents.rl.training import train
 
     tiny = {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1, "eval_episodes": 0}
-    train("T", "prosody", 0.05, 128, 0, tmp_path / "run", progress=False, **tiny)
+    train(None, 128, 0, tmp_path / "run", progress=False, **tiny)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         gc.collect()

@@ -17,9 +17,9 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from hear2act_agents.rl.audio_encoder import AudioTextExtractor
 from hear2act_agents.rl.encoding import EncoderSpec, RLObservation
-from hear2act_agents.rl.envs import RL_ENV, make_env
+from hear2act_agents.rl.envs import make_env
 from hear2act_agents.rl.policy import load_policy
-from hear2act_agents.rl.training import TrainConfig, train
+from hear2act_agents.rl.training import TrainConfig, train, train_env
 from hear2act_cli import build_parser
 from hear2act_env.env import Hear2ActEnv
 from hear2act_env.errors import ConfigError
@@ -188,9 +188,9 @@ def test_extractor_puts_the_vector_first_and_subtracts_the_reference():
 # -- training -------------------------------------------------------------------------------
 def test_config_rejects_a_learned_encoder_without_audio_and_unknown_names():
     with pytest.raises(ConfigError, match="needs an access condition with audio"):
-        TrainConfig(access="T", audio_encoder="learned")
+        TrainConfig(env=train_env(access="T"), audio_encoder="learned")
     with pytest.raises(ConfigError, match="audio_encoder: got 'cnn'"):
-        TrainConfig(access="A+T", audio_encoder="cnn")
+        TrainConfig(env=train_env(access="A+T"), audio_encoder="cnn")
     with pytest.raises(ConfigError, match="audio_encoder"):
         EncoderSpec.for_access("T+S", audio_encoder="learned")
     args = build_parser().parse_args(["train", "--access", "A+T", "--audio-encoder", "learned"])
@@ -203,11 +203,9 @@ def test_config_rejects_a_learned_encoder_without_audio_and_unknown_names():
 def runs(tmp_path_factory):
     """A tiny T run and a learned A+T run warm-started from it with learning rate 0."""
     root = tmp_path_factory.mktemp("learned")
-    text = train("T", "prosody", 0.05, 128, 0, root / "T", progress=False, **TINY)
+    text = train(train_env(), 128, 0, root / "T", progress=False, **TINY)
     learned = train(
-        "A+T",
-        "prosody",
-        0.05,
+        train_env(access="A+T", renderer=ToneRenderer()),
         128,
         0,
         root / "learned",
@@ -216,7 +214,6 @@ def runs(tmp_path_factory):
         audio_encoder="learned",
         init_from=str(text.out_dir),
         learning_rate=0.0,  # no update: the warm-started agent must act as the text agent
-        env=RL_ENV.replace(renderer=ToneRenderer()),
         **TINY,
     )
     return text, learned

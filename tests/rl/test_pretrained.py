@@ -64,7 +64,7 @@ def test_unknown_name_is_a_config_error_that_lists_the_shipped_models() -> None:
 
 def _play(name: str, scenarios: list[str]) -> tuple[float, float]:
     policy = make_rl_agent(f"ppo:{name}")
-    access = policy.config["config"]["access"]
+    access = policy.access
     env = wrap_for(gym.make(ENV_IDS[access], turn_cost=0.05, split="test"), policy)
     success, actions = [], []
     for i, scenario in enumerate(scenarios):

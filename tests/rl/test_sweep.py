@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("sb3_contrib", reason="MaskablePPO needs sb3-contrib")
 
-from hear2act_agents.rl.training import train  # noqa: E402
+from hear2act_agents.rl.training import train, train_env  # noqa: E402
 from hear2act_cli.rl import default_run_name  # noqa: E402
 
 TINY = {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1, "eval_every": 64}
@@ -28,9 +28,7 @@ def test_sweep_evaluation_and_report(tmp_path):
     root = tmp_path / "sweep"
     for access in ("T", "T+S"):
         train(
-            access,
-            "prosody",
-            0.1,
+            train_env(access=access, turn_cost=0.1),
             128,
             0,
             root / default_run_name(access, "prosody", 0.1, 0),

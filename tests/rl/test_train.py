@@ -9,9 +9,8 @@ pytest.importorskip("sb3_contrib", reason="MaskablePPO needs sb3-contrib")
 
 from hear2act_agents.registry import make_agent
 from hear2act_agents.rl.actions import to_env
-from hear2act_agents.rl.envs import RL_ENV
 from hear2act_agents.rl.policy import load_policy, make_rl_agent
-from hear2act_agents.rl.training import train
+from hear2act_agents.rl.training import train, train_env
 from hear2act_cli import build_parser, main
 from hear2act_env.config import EnvConfig
 from hear2act_env.env import Hear2ActEnv
@@ -35,7 +34,7 @@ TINY = {
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("rl") / "tiny"
-    result = train("T+S", "prosody", 0.05, 256, 3, out, progress=False, **TINY)
+    result = train(train_env(access="T+S"), 256, 3, out, progress=False, **TINY)
     return result
 
 
@@ -43,13 +42,13 @@ def test_tiny_training_saves_model_config_and_curve(tiny_run):
     assert tiny_run.model_path.is_file() and tiny_run.timesteps >= 256
     config = json.loads(tiny_run.config_path.read_text())
     assert config["kind"] == "hear2act-rl-v1" and config["algorithm"] == "MaskablePPO"
-    assert config["config"]["access"] == "T+S" and config["config"]["turn_cost"] == 0.05
+    env = config["config"]["env"]  # the env of the run, in one place
+    assert env["access"] == "T+S" and env["turn_cost"] == 0.05 and env["split"] == "train"
+    assert "access" not in config["config"] and "turn_cost" not in config["config"]
     assert config["config"]["seed"] == 3 and config["encoder"]["with_state"]
     from hear2act_env.scenarios.bank import BANK_VERSION
 
-    assert config["bank_version"] == (
-        BANK_VERSION if config["config"]["scenarios"] is None else None
-    )
+    assert config["bank_version"] == (BANK_VERSION if env["scenarios"] is None else None)
     lines = tiny_run.progress_path.read_text().splitlines()
     assert lines[0].startswith("timesteps,") and len(lines) >= 3
 
@@ -127,8 +126,9 @@ def test_parsers_register_and_train_from_the_command_line(tmp_path, capsys):
 def test_audio_policy_through_the_runner(tmp_path):
     """A+T end to end with a synthetic voice: scaler, training, reload, runner episode."""
     out = tmp_path / "audio"
-    kw = dict(TINY, scaler_episodes=2, env=RL_ENV.replace(renderer=ToneRenderer()))
-    result = train("A+T", "prosody", 0.05, 128, 0, out, progress=False, vec="dummy", **kw)
+    env = train_env(access="A+T", renderer=ToneRenderer())
+    kw = dict(TINY, scaler_episodes=2)
+    result = train(env, 128, 0, out, progress=False, vec="dummy", **kw)
     config = json.loads(result.config_path.read_text())
     assert config["encoder"]["with_audio"] and len(config["encoder"]["prosody_mean"]) == 16
     policy = load_policy(out)
@@ -140,9 +140,8 @@ def test_audio_policy_through_the_runner(tmp_path):
 
 
 def test_plain_ppo_without_masks(tmp_path):
-    result = train(
-        "T", "explicit", 0.0, 128, 0, tmp_path / "plain", progress=False, mask=False, **TINY
-    )
+    env = train_env(realization="explicit", turn_cost=0.0)
+    result = train(env, 128, 0, tmp_path / "plain", progress=False, mask=False, **TINY)
     policy = load_policy(result.out_dir)
     assert not policy.masked
     obs, _ = wrap_for(Hear2ActEnv(), policy).reset(seed=0)
