@@ -90,16 +90,11 @@ _DISTRACTOR_V4: tuple[str, ...] = (
     "That isn't one of my priorities for this.",
     "I'm flexible on that.",
 )
-#: Bank v4: the L1 complaint restated to an open question while current fails L1 says which
-#: option it is about, the last one the assistant suggested (the opening meets L1).
-_RESTATE_L1_V4: tuple[str, ...] = (
-    "Like I said about that last one, {text}",
-    "As I mentioned about your last suggestion, {text}",
-)
 _LEAD_INS = ("Like I said", "As I mentioned")
 #: A reminder a restated text opens with; the restatement's own lead-in replaces it.
 _OWN_REMINDER = re.compile(
-    r"^(?:just a reminder|remember|again|as i said|like i said|as i mentioned|once more)\s*[,:]\s*",
+    r"^(?:just a reminder|remember|again|once again|as i said|like i said|as i mentioned|"
+    r"once more|just so you know|keep in mind|don't forget|to repeat|as i've said)\s*[,:]\s*",
     re.IGNORECASE,
 )
 #: First words that keep their capital after a lead-in ("As I mentioned, I need ...").
@@ -141,7 +136,7 @@ def templates_for(scenario: Scenario, kind: ReplyKind, need: int | None = None) 
     with in ``scenario``."""
     if scenario.bank_format >= 4:
         if kind == ReplyKind.OPEN_RESTATE:
-            return _RESTATE_L1_V4 if need == 0 else _RESTATE_V4
+            return _RESTATE_V4
         if kind == ReplyKind.ACCEPT:
             return ACCEPTANCE_POOL_V4
         if kind == ReplyKind.ASK_DISTRACTOR:
@@ -184,6 +179,8 @@ def _content(scenario: Scenario, reply: Reply) -> str:
         return need.ask_answer
     if reply.kind == ReplyKind.CLARIFY_MET or (reply.kind == ReplyKind.CLARIFY and need.want):
         return need.want  # bank v4: asked what they need, the user says the need itself
+    if reply.kind == ReplyKind.OPEN_RESTATE and reply.need == 0 and need.want:
+        return need.want  # bank v4: restated to "anything else?", the need, not the complaint
     return need.hint if reply.need == 0 else need.statement
 
 

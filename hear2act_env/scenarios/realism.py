@@ -57,8 +57,8 @@ HEDGES = (
     "somewhat",
 )
 _HEDGE = re.compile(r"(?<!\w)(" + "|".join(re.escape(h) for h in HEDGES) + r")(?!\w)")
-#: Words that make a need a deal-breaker; a firm need is never L3 (the moderate wish that an
-#: option the user calls acceptable may leave unmet).
+#: Words that make a need a deal-breaker; a firm need is L1 only: an L2 or L3 need is said about
+#: an option the user may still take.
 FIRM = (
     "i need",
     "i can't",
@@ -291,11 +291,13 @@ def _attribute_problems(where: str, a: DomainAttribute) -> list[str]:
         for v in n.satisfied_by:
             if n.want and names_exactly(n.want, a.levels[v]):
                 out.append(f"{nat}.want names the satisfying value {a.levels[v]!r}")
-        firm = _FIRM.search(_plain(n.statement))
-        if "L3" in n.priorities and firm:
+        firm = _FIRM.search(_plain(f"{n.statement} {n.ask_answer}"))
+        if firm and {"L2", "L3"} & set(n.priorities):
             out.append(
-                f"{nat}.priorities: a deal-breaker ({firm.group(0)!r}) cannot be L3 (an L3 need is a wish an acceptable option may leave unmet); drop "
-                "L3 or word it as a wish"
+                f"{nat}.priorities: a deal-breaker ({firm.group(0)!r}) cannot be L2 or L3 (said "
+                "after 'I'm not sure about that one' or 'That could work, I guess' about an "
+                "option the user still takes); keep L1 only where it is a deal-breaker for "
+                "whoever holds it, else word it as a want"
             )
         if "L1" in n.priorities and _EITHER_OR.search(_plain(n.hint)):
             out.append(
