@@ -4,7 +4,8 @@ episode that exercises every kind of user line.
 ``python -m tools.bank_v4.read --scenario-file F --seed S --n 20 [--split all]`` draws ``n``
 scenario ids with ``seed`` and prints for each: the request, the 11 options, the hidden needs
 (statement, want, hint), and an Explicit-realization episode: the opening, CLARIFY, a targeted
-question on every attribute, the open question, a recommendation of every option, and CONFIRM.
+question on every attribute, the open question, a recommendation of every option, the open
+question and CLARIFY again, and CONFIRM of the last option suggested.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ def episode(scenario) -> str:
     obs, _ = env.reset(seed=0)
     actions = [(CLARIFY, 0, 0)] + [(ASK, 0, t) for t in range(1, 9)] + [(ASK, 0, 0)]
     actions += [(RECOMMEND, o, 0) for o in range(11)] + [(ASK, 0, 0), (CLARIFY, 0, 0)]
+    actions += [(CONFIRM, 0, 0)]  # on the last option suggested: taken, or declined
     for act in actions:
         obs, _, term, trunc, _ = env.step(np.array(act))
         if term or trunc:
