@@ -30,6 +30,7 @@ __all__ = [
     "option_kinds",
     "option_problems",
     "price_band",
+    "price_inversions",
 ]
 
 #: Words that make a need a wish rather than a deal-breaker (a hedged need is never L1).
@@ -198,6 +199,35 @@ def option_kinds(
                 continue
         out.append(kind)
     return tuple(out)
+
+
+#: Price levels by which one option must outprice another for ``price_inversions`` to count it.
+INVERSION_LEVELS = 2
+
+
+def price_inversions(
+    domain: Domain, options: Sequence[tuple[Mapping[str, int], str]]
+) -> list[tuple[int, int]]:
+    """Pairs ``(a, b)`` of one table's options (``(shown, name)`` each) where ``a`` costs at
+    least ``INVERSION_LEVELS`` price levels more than ``b`` although the price model expects it
+    to cost no more (each option read as the admitting kind whose expected price is nearest its
+    own): a reader sees a dearer option that offers no more. Empty without a shown price."""
+    model = domain.price
+    if model is None or not options or model.attribute not in options[0][0]:
+        return []
+    expected: list[float] = []
+    for shown, name in options:
+        kinds = option_kinds(domain, shown, name) or domain.kinds
+        level = shown[model.attribute]
+        priced = [expected_price(domain, k, shown) for k in kinds if k.price is not None]
+        expected.append(min(priced, key=lambda e: abs(e - level)) if priced else float(level))
+    out = []
+    for a, (shown_a, _) in enumerate(options):
+        for b, (shown_b, _) in enumerate(options):
+            dearer = shown_a[model.attribute] - shown_b[model.attribute] >= INVERSION_LEVELS
+            if a != b and dearer and expected[a] <= expected[b]:
+                out.append((a, b))
+    return out
 
 
 def option_problems(domain: Domain, shown: Mapping[str, int], name: str) -> list[str]:

@@ -294,3 +294,38 @@ def test_a_deal_breaker_is_l1_only(flights):
     _one(domain_realism_problems(_need(flights, a.key, k, ask_answer=firm)), at, "has to")
     only = _need(flights, a.key, k, ask_answer=firm, priorities=("L1",))
     assert not [p for p in domain_realism_problems(only) if at in p and "deal-breaker" in p]
+
+
+def _one_kind_pair(domain, rows, price):
+    """An option of ``rows`` and two prices 2+ levels apart at which one and the same kind, and
+    no other, admits it (None when the table has none)."""
+    from hear2act_env.scenarios.realism import price_band
+
+    for shown, name in rows:
+        for kind in option_kinds(domain, shown, name):
+            band = price_band(domain, kind, shown)
+            only = [
+                lv
+                for lv in band
+                if option_kinds(domain, dict(shown, **{price: lv}), name) == (kind,)
+            ]
+            if len(only) >= 2 and only[-1] - only[0] >= 2:
+                return shown, name, only[0], only[-1]
+    return None
+
+
+@pytest.mark.slow  # generates a scenario (about 5 s)
+def test_an_option_dearer_than_one_that_offers_as_much_is_an_inversion(flights):
+    from hear2act_env.scenarios.realism import price_inversions
+
+    price = flights.price.attribute
+    s = generate_scenario(flights, 0)
+    rows = [({a.key: v for a, v in zip(s.attributes, c.values)}, c.name) for c in s.candidates]
+    found = _one_kind_pair(flights, rows, price)
+    assert found, "no option that one kind alone admits at two prices 2 levels apart"
+    shown, name, low, high = found
+    dear, cheap = dict(shown, **{price: high}), dict(shown, **{price: low})
+    # one offer at two prices of its one kind: the dear one is priced against its offer
+    assert price_inversions(flights, [(dear, name), (cheap, name)]) == [(0, 1)]
+    assert price_inversions(flights, [(cheap, name), (dear, name)]) == [(1, 0)]
+    assert price_inversions(flights, [(cheap, name), (cheap, name)]) == []

@@ -1,7 +1,7 @@
 """Build the bank v4 preview from the staged domain files and measure it.
 
 ``python -m tools.bank_v4.preview --out /tmp/bank_v4.jsonl [--workers N] [--domains a b]
-[--sample N --seed S]``
+[--sample N --seed S]`` (``--measure``: only the price-against-offer count of ``--out``)
 writes the scenarios (one JSON object per line, the bank's canonical bytes), then prints the
 exact prior-only audit (overall and per need priority) and the realism rules over every option
 (a kind admits its values, name and price), every scenario's text checks and every option's
@@ -22,7 +22,7 @@ from hear2act_env.scenarios.check import rule_problems
 from hear2act_env.scenarios.domain import Domain, domain_files, load_domain
 from hear2act_env.scenarios.leakage.exact import exact_audit, exact_table
 from hear2act_env.scenarios.quality import scenario_text_problems
-from hear2act_env.scenarios.realism import option_problems
+from hear2act_env.scenarios.realism import option_problems, price_inversions
 
 FOLDER = Path(__file__).parent / "domains"
 
@@ -72,6 +72,21 @@ def realism_problems(scenarios: list[Scenario], domains: dict[str, Domain]) -> l
     return out
 
 
+def inversion_line(scenarios: list[Scenario], domains: dict[str, Domain]) -> str:
+    """How many tables hold a pair priced against its offer (``realism.price_inversions``)."""
+    pairs = []
+    for s in scenarios:
+        options = [
+            ({a.key: v for a, v in zip(s.attributes, c.values)}, c.name) for c in s.candidates
+        ]
+        pairs.append(len(price_inversions(domains[s.domain], options)))
+    hit = sum(1 for n in pairs if n)
+    return (
+        f"price against the offer: {hit} of {len(scenarios)} tables have a pair priced "
+        f"against its offer ({sum(pairs)} pairs)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, required=True)
@@ -79,8 +94,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--domains", nargs="*", help="domain ids (default: all staged)")
     parser.add_argument("--sample", type=int, help="build only this many profiles, drawn")
     parser.add_argument("--seed", type=int, default=0, help="the draw's seed (with --sample)")
+    parser.add_argument(
+        "--measure", action="store_true", help="measure the scenarios already in --out"
+    )
     args = parser.parse_args(argv)
     domains = {d.id: d for d in (load_domain(p) for p in domain_files(FOLDER))}
+    if args.measure:
+        from hear2act_env.scenarios.bank import load_scenarios
+
+        print(inversion_line(list(load_scenarios(args.out)), domains))
+        return 0
     chosen = [domains[k] for k in args.domains] if args.domains else list(domains.values())
     clock = time.perf_counter()
     scenarios, failed = build(chosen, max(1, args.workers), args.sample, args.seed)
@@ -92,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     print(exact_table(exact_audit(scenarios, domains=FOLDER, bank="the bank v4 preview")))
     found = realism_problems(scenarios, domains)
     print(f"realism: {len(found)} problems")
+    print(inversion_line(scenarios, domains))
     for line in found[:40]:
         print("  -", line)
     return 1 if found or failed else 0
