@@ -276,24 +276,20 @@ def test_a_two_sided_complaint_is_refused_for_an_l1_need(flights):
     assert not [p for p in domain_realism_problems(wish) if at in p]
 
 
-def test_a_refusal_cannot_be_a_concern_or_a_wish(flights):
+@pytest.mark.parametrize(
+    "field, said, word, rule",
+    [
+        ("statement", "I won't sit through a layover longer than two hours.", "won't", "refusal"),
+        ("ask_answer", "The layover has to be under two hours for me.", "has to", "deal-breaker"),
+    ],
+)
+def test_a_refusal_or_a_deal_breaker_is_l1_only(flights, field, said, word, rule):
     a = next(a for a in flights.attributes if any("L2" in n.priorities for n in a.needs))
     k = next(i for i, n in enumerate(a.needs) if "L2" in n.priorities)
     at = f"attributes[{a.key}].needs[{a.needs[k].key}].priorities"
-    said = "I won't sit through a layover longer than two hours."
-    _one(domain_realism_problems(_need(flights, a.key, k, statement=said)), at, "won't")
-    firm = _need(flights, a.key, k, statement=said, priorities=("L1",))
-    assert not [p for p in domain_realism_problems(firm) if at in p and "refusal" in p]
-
-
-def test_a_deal_breaker_is_l1_only(flights):
-    a = next(a for a in flights.attributes if any("L2" in n.priorities for n in a.needs))
-    k = next(i for i, n in enumerate(a.needs) if "L2" in n.priorities)
-    at = f"attributes[{a.key}].needs[{a.needs[k].key}].priorities"
-    firm = "The layover has to be under two hours for me."
-    _one(domain_realism_problems(_need(flights, a.key, k, ask_answer=firm)), at, "has to")
-    only = _need(flights, a.key, k, ask_answer=firm, priorities=("L1",))
-    assert not [p for p in domain_realism_problems(only) if at in p and "deal-breaker" in p]
+    _one(domain_realism_problems(_need(flights, a.key, k, **{field: said})), at, word, rule)
+    only = _need(flights, a.key, k, priorities=("L1",), **{field: said})
+    assert not [p for p in domain_realism_problems(only) if at in p and rule in p]
 
 
 def _one_kind_pair(domain, rows, price):
