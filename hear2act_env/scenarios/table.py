@@ -40,7 +40,7 @@ from hear2act_env.scenarios.exact import (
     best_lookup,
     valid_triples,
 )
-from hear2act_env.scenarios.realism import names_of, price_band, typical_level
+from hear2act_env.scenarios.realism import names_of, price_band, price_inversions, typical_level
 
 __all__ = ["Table", "draw_table", "assign_names", "table_cost"]
 
@@ -61,6 +61,8 @@ MIN_FAVORED_LEVELS = 4
 #: Steps of the exact repair, and of the coherence repair.
 REPAIR_STEPS = 400
 COHERE_STEPS = 200
+#: Bank v4: swaps tried to put richer offers on dearer rows (``_ease_inversions``).
+EASE_STEPS = 40
 
 
 @dataclass
@@ -306,6 +308,7 @@ def draw_table(
         return None
     if not _cohere(rng, table, domain):
         return None
+    _ease_inversions(rng, table, domain)
     table.triples = valid_triples(table.visible(), pool)
     _repair(rng, table, domain, pool)
     return table
@@ -653,6 +656,50 @@ def _cohere(rng: np.random.Generator, table: Table, domain: Domain) -> bool:
         else:
             table.values[r, j] = _pick(rng, good)
     return not _violations(table, domain)
+
+
+def _offers(table: Table) -> list[tuple[dict[str, int], None]]:
+    return [
+        ({a.key: int(table.values[r, j]) for j, a in enumerate(table.shown)}, None)
+        for r in range(N_ROWS)
+    ]
+
+
+def _ease_inversions(rng: np.random.Generator, table: Table, domain: Domain) -> None:
+    """Bank v4: while two rows are priced against their offers (``realism.price_inversions``),
+    swap a priced attribute's values between them, so the richer offer sits on the dearer row;
+    a swap keeps both cells in their level classes (the column design holds) and both rows
+    coherent, and stays only when it lowers the number of such pairs."""
+    model = domain.price
+    col = {a.key: j for j, a in enumerate(table.shown)}
+    if not table.kinds or model is None or model.attribute not in col:
+        return
+    priced = [
+        j
+        for j, a in enumerate(table.shown)
+        if a.key != model.attribute and model.points(a.key) is not None
+    ]
+    pairs = price_inversions(domain, _offers(table))
+    for _ in range(EASE_STEPS):
+        if not pairs:
+            return
+        a, b = pairs[int(rng.integers(len(pairs)))]
+        moves = [
+            j
+            for j in priced
+            if table.values[a, j] != table.values[b, j]
+            and table.values[b, j] in table.classes.get((a, j), ())
+            and table.values[a, j] in table.classes.get((b, j), ())
+        ]
+        if not moves:
+            continue
+        j = moves[int(rng.integers(len(moves)))]
+        table.values[[a, b], j] = table.values[[b, a], j]
+        after = price_inversions(domain, _offers(table))
+        if len(after) < len(pairs) and not _violations(table, domain, (a, b)):
+            pairs = after
+        else:
+            table.values[[a, b], j] = table.values[[b, a], j]
 
 
 def _switch_kind(table: Table, r: int, kind: Kind) -> None:
