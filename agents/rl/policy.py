@@ -88,6 +88,8 @@ def read_run_config(config_path: Path) -> dict[str, Any]:
 
 #: Env settings that a run config written before ``TrainConfig.env`` held them kept flat.
 _FLAT_ENV = ("access", "realization", "turn_cost", "split", "scenarios")
+#: Of those, the ones such a file always holds (their defaults would train another run).
+_FLAT_REQUIRED = ("access", "realization", "turn_cost")
 
 
 def current_layout(run: dict[str, Any]) -> dict[str, Any]:
@@ -97,8 +99,8 @@ def current_layout(run: dict[str, Any]) -> dict[str, Any]:
     with no ``env`` at all is read by ``EnvConfig.from_legacy``)."""
     flat = {k: run[k] for k in _FLAT_ENV if k in run}
     env = run.get("env")
-    if not flat or not isinstance(env, dict):
-        return run  # nothing flat; no env at all (version 0.1.0, ``EnvConfig.from_legacy``)
+    if not flat or not isinstance(env, dict) or any(k not in flat for k in _FLAT_REQUIRED):
+        return run  # nothing flat; no env (0.1.0, ``from_legacy``); incomplete: refused
     rest = {k: v for k, v in run.items() if k not in flat}
     return {**rest, "env": {**env, **flat}}
 
@@ -130,6 +132,13 @@ def _config_problem(saved: dict[str, Any]) -> str | None:
 
     run = saved["config"]
     seed = run.get("seed")
+    if any(k in run for k in _FLAT_ENV) or "env" not in run:  # flat settings left: all needed
+        missing = [k for k in _FLAT_REQUIRED if k not in run]
+        if missing:
+            return (
+                f"config.{missing[0]}: missing; a run config that keeps its env settings flat "
+                f"holds {', '.join(_FLAT_REQUIRED)}"
+            )
     if not isinstance(run.get("env", {}), dict):
         return f"config.env: got {run.get('env')!r:.40}, expected an object"
     try:
