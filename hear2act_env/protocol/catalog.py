@@ -53,7 +53,7 @@ def possible_turns(scenario: Scenario, realization: Realization) -> list[tuple[s
     """Sorted, distinct (text, delivery, variation) triples the scenario can voice."""
     out: set[tuple[str, str, int]] = set()
     for reply in possible_replies(scenario, realization):
-        n_templates = len(templates_for(scenario, reply.kind, reply.need))
+        n_templates = len(templates_for(scenario, reply.kind))
         labels = DELIVERY_LABELS[reply.state]
         for t in range(n_templates):
             for k in range(len(labels)):

@@ -91,6 +91,12 @@ _DISTRACTOR_V4: tuple[str, ...] = (
     "I'm flexible on that.",
 )
 _LEAD_INS = ("Like I said", "As I mentioned")
+#: Bank v4 templates where they differ from bank v3's.
+_TEMPLATES_V4: dict[ReplyKind, tuple[str, ...]] = {
+    ReplyKind.OPEN_RESTATE: _RESTATE_V4,
+    ReplyKind.ACCEPT: ACCEPTANCE_POOL_V4,
+    ReplyKind.ASK_DISTRACTOR: _DISTRACTOR_V4,
+}
 #: A reminder a restated text opens with; the restatement's own lead-in replaces it.
 _OWN_REMINDER = re.compile(
     r"^(?:just a reminder|remember|again|once again|as i said|like i said|as i mentioned|"
@@ -131,22 +137,16 @@ class UserTurn:
     draw: TurnDraw
 
 
-def templates_for(scenario: Scenario, kind: ReplyKind, need: int | None = None) -> tuple[str, ...]:
-    """The templates a reply of ``kind`` (about ``need``, an index or ``REQUIREMENT``) is worded
-    with in ``scenario``."""
-    if scenario.bank_format >= 4:
-        if kind == ReplyKind.OPEN_RESTATE:
-            return _RESTATE_V4
-        if kind == ReplyKind.ACCEPT:
-            return ACCEPTANCE_POOL_V4
-        if kind == ReplyKind.ASK_DISTRACTOR:
-            return _DISTRACTOR_V4
+def templates_for(scenario: Scenario, kind: ReplyKind) -> tuple[str, ...]:
+    """The templates a reply of ``kind`` is worded with in ``scenario``."""
+    if scenario.bank_format >= 4 and kind in _TEMPLATES_V4:
+        return _TEMPLATES_V4[kind]
     return _TEMPLATES[kind]
 
 
 def realize(scenario: Scenario, reply: Reply, draw: TurnDraw) -> UserTurn:
     """Word ``reply`` for ``scenario`` and pick its delivery label, using ``draw``."""
-    templates = templates_for(scenario, reply.kind, reply.need)
+    templates = templates_for(scenario, reply.kind)
     template = templates[int(draw.line * len(templates))]
     content = _content(scenario, reply) if "{text}" in template else ""
     if template.startswith(_LEAD_INS) and template.endswith(", {text}"):
