@@ -2,7 +2,10 @@
 
 The rule: every ``eval`` flag is a key named like the flag without its leading dashes and
 with its inner dashes as underscores (``--scenario-file`` -> ``scenario_file``,
-``--no-probe`` -> ``no_probe``); ``--setting KEY=JSON`` becomes the table ``[settings]``.
+``--no-probe`` -> ``no_probe``); ``--setting KEY=JSON`` becomes the table ``[settings]``, and
+the flags that say which episodes run (``ENV_KEYS``: access, realizations, split, scenarios,
+scenario file, spoken) sit in the table ``[env]`` (at the top level in older files; a key in
+both is refused).
 A key takes what its flag takes: a switch is ``true`` / ``false``, a flag that takes several
 values is a list of strings, a number flag an integer, and flags with choices only those.
 
@@ -36,6 +39,7 @@ from hear2act_env.errors import ConfigError
 from hear2act_env.redaction import redact_urls
 
 __all__ = [
+    "ENV_KEYS",
     "EvalOptions",
     "load_file",
     "resolve",
@@ -48,6 +52,9 @@ __all__ = [
 MAX_TOML_BYTES = 1 << 20
 #: Flags of ``eval`` that are about the file itself, not the run: never keys.
 FILE_FLAGS = ("config", "print_config")
+#: The flags that choose the episodes (the environment's settings): a run file holds them in
+#: its ``[env]`` table (older files: at the top level).
+ENV_KEYS = ("access", "realizations", "split", "scenarios", "scenario_file", "spoken")
 #: The manifest a results folder holds (``--config DIR`` reads it).
 MANIFEST_NAME = "results.manifest.json"
 #: Keys of a manifest's run that the command line has to give again (where the prompts and the
@@ -107,6 +114,7 @@ def resolve(given: argparse.Namespace, options: EvalOptions) -> tuple[dict[str, 
     typed = flag_settings(explicit.get("setting") or [])
     if source is not None:
         table = load_file(source)
+        _lift_env(table, source)
         file_settings = check_settings(table.pop("settings", {}), source)
         manifest = manifest_path(source)
         if manifest is not None:
@@ -119,6 +127,32 @@ def resolve(given: argparse.Namespace, options: EvalOptions) -> tuple[dict[str, 
     if not resolved.get("agents"):
         options.parser.error(f"the following arguments are required: {options.flag('agents')}")
     return {k: v for k, v in resolved.items() if v is not None}, source
+
+
+def _lift_env(table: dict[str, Any], source: str) -> None:
+    """Merge a run file's ``[env]`` table into its top level (in place): only ``ENV_KEYS``
+    belong there, and a key may not be given both in ``[env]`` and at the top level."""
+    env = table.pop("env", None)
+    if env is None:
+        return
+    if not isinstance(env, dict):
+        raise ConfigError(
+            f"--config {source}: env: got {_short(env)}, expected a table ([env] with "
+            f"{', '.join(ENV_KEYS)})"
+        )
+    for key, value in env.items():
+        if key not in ENV_KEYS:
+            where = "the top level" if key != "setting" else "[settings]"
+            raise ConfigError(
+                f"--config {source}: env.{key}: not a setting of the environment (expected one "
+                f"of {', '.join(ENV_KEYS)}; other keys belong at {where})"
+            )
+        if key in table:
+            raise ConfigError(
+                f"--config {source}: {key} is given twice, in [env] and at the top level: "
+                "keep the one in [env]"
+            )
+        table[key] = value
 
 
 def flag_settings(items: list[str]) -> dict[str, str]:
@@ -341,12 +375,17 @@ _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 def to_toml(config: dict[str, Any]) -> str:
-    """``config`` (a resolved configuration) as TOML: its keys in order, ``[settings]`` last
-    with its keys sorted; ``load_file`` of the text gives ``config`` back."""
+    """``config`` (a resolved configuration) as TOML: its keys in order, then ``[env]`` with
+    the environment's (``ENV_KEYS``), then ``[settings]`` with its keys sorted; ``load_file``
+    of the text gives ``config`` back."""
     lines = ["# hear2act eval --config FILE (printed by hear2act eval --print-config)"]
+    env = []
     for key, value in config.items():
         if key != "settings" and value is not None:
-            lines.append(f"{_key(key)} = {_toml_value(value)}")
+            line = f"{_key(key)} = {_toml_value(value)}"
+            (env if key in ENV_KEYS else lines).append(line)
+    if env:
+        lines += ["", "[env]", *env]
     settings = config.get("settings") or {}
     if settings:
         lines += ["", "[settings]"]
@@ -393,5 +432,10 @@ def _string(text: str) -> str:
 
 
 def to_json(config: dict[str, Any]) -> dict[str, Any]:
-    """``config`` as JSON values (what the manifest stores under ``"run"``)."""
-    return json.loads(json.dumps(config))
+    """``config`` as JSON values (what the manifest stores under ``"run"``), the environment's
+    settings under ``"env"`` as in a run file."""
+    out = {k: v for k, v in config.items() if k not in ENV_KEYS}
+    env = {k: config[k] for k in ENV_KEYS if k in config}
+    if env:
+        out["env"] = env
+    return json.loads(json.dumps(out))

@@ -155,6 +155,37 @@ def test_print_config_reads_back_to_the_same_text(tmp_path, capsys):
     }
 
 
+def test_the_env_table_holds_the_settings_of_the_episodes(tmp_path, capsys):
+    flat = _file(
+        tmp_path, "agents = ['eager']\naccess = ['T']\nsplit = 'test'\nspoken = true\n", "flat.toml"
+    )
+    nested = _file(
+        tmp_path, "agents = ['eager']\n[env]\naccess = ['T']\nsplit = 'test'\nspoken = true\n"
+    )
+    assert _resolved("--config", nested) == _resolved("--config", flat)
+    assert _resolved("--config", nested)["access"] == ["T"]
+    printed = _printed(capsys, "--config", flat)
+    top, env = printed.split("[env]\n")
+    assert "access" not in top and "spoken" not in top and "agents" in top
+    assert env.startswith('access = ["T"]') and "spoken = true" in env
+    assert set(run_config.ENV_KEYS) <= set(EvalRun.__dataclass_fields__)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("[env]\nruns = 2\n", ["env.runs", "not a setting of the environment", "top level"]),
+        ("[env]\nturn_cost = 1\n", ["env.turn_cost", "expected one of access"]),
+        ("access = ['T']\n[env]\naccess = ['A+T']\n", ["access", "given twice", "[env]"]),
+        ("env = 'T'\n", ["env", "'T'", "expected a table"]),
+        ("[env]\naccess = 'T'\n", ["access", "'T'", "list of strings"]),
+    ],
+)
+def test_a_bad_env_table_is_named(tmp_path, capsys, text, words):
+    err = _error(capsys, "--config", _file(tmp_path, "agents = ['eager']\n" + text))
+    assert all(w in err for w in words), err
+
+
 def test_a_run_is_rerun_from_its_manifest(tmp_path, capsys):
     out = tmp_path / "ev"
     argv = ["--agents", "prober", "--split", "test", "--scenarios", *IDS, "--access", "T"]
@@ -167,7 +198,7 @@ def test_a_run_is_rerun_from_its_manifest(tmp_path, capsys):
     assert len(records) == 2 * 1 * len(IDS)  # realizations x access x scenarios
     man_path = out / "results.manifest.json"
     stored = json.loads(man_path.read_text())
-    assert stored["run"]["agents"] == ["prober"] and stored["run"]["scenarios"] == IDS
+    assert stored["run"]["agents"] == ["prober"] and stored["run"]["env"]["scenarios"] == IDS
     assert stored["run"]["out"] == str(out) and stored["run"]["settings"] == {}
     original = _printed(capsys, *argv)
     # the manifest (or its folder) as --config: the same configuration, printed the same
