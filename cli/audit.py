@@ -171,9 +171,9 @@ def _model(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
         make_backend,
         split_spec,
     )
-    from hear2act_cli.run_config import flag_settings
+    from hear2act_cli.run_config import flag_texts
 
-    settings = flag_settings(args.setting or [])
+    settings = flag_texts(args.setting or [])
     spec = args.model
     prefix, _ = split_spec(spec)
     check_backend_settings(spec, settings, base_url=args.base_url)

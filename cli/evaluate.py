@@ -300,8 +300,9 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--setting",
         action="append",
-        metavar="KEY=JSON",
-        help="an LLM-agent setting, its value in JSON or a bare word (temperature=0, "
+        metavar="KEY=VALUE",
+        help="an LLM-agent setting, its value read as JSON, else as TOML, else a bare word, "
+        "and stored typed as a run file's [settings] (temperature=0, "
         "send_seed=false, max_concurrency=8, device=cuda, "
         'extra_body=\'{"chat_template_kwargs": {"enable_thinking": false}}\'); repeatable',
     )

@@ -2,7 +2,7 @@
 
 The rule: every ``eval`` flag is a key named like the flag without its leading dashes and
 with its inner dashes as underscores (``--scenario-file`` -> ``scenario_file``,
-``--no-probe`` -> ``no_probe``); ``--setting KEY=JSON`` becomes the table ``[settings]``, and
+``--no-probe`` -> ``no_probe``); ``--setting KEY=VALUE`` becomes the table ``[settings]`` (the value read as TOML reads it), and
 the flags that say which episodes run (``ENV_KEYS``: access, realizations, split, scenarios,
 scenario file, spoken) sit in the table ``[env]`` (at the top level in older files; a key in
 both is refused).
@@ -155,15 +155,26 @@ def _lift_env(table: dict[str, Any], source: str) -> None:
         table[key] = value
 
 
-def flag_settings(items: list[str]) -> dict[str, str]:
-    """``--setting KEY=VALUE`` items as a dict of their texts (typed later per agent kind)."""
-    settings = {}
+def flag_texts(items: list[str]) -> dict[str, str]:
+    """``--setting KEY=VALUE`` items as a dict of their texts, untyped: ``hear2act audit
+    --model`` names a model's label file by these texts (``model_labels.model_slug``), so an
+    audit folder labelled before settings were typed keeps finding its labels."""
+    texts = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ConfigError(f"--setting: got {item!r}, expected KEY=VALUE")
-        settings[key] = value
-    return settings
+        texts[key] = value
+    return texts
+
+
+def flag_settings(items: list[str]) -> dict[str, Any]:
+    """``--setting KEY=VALUE`` items as a dict of their values, each read by
+    ``setting_text.setting_value`` (JSON, else a TOML value, else the text): the same value a
+    run file's ``[settings]`` gives, stored and compared typed."""
+    from hear2act_env.setting_text import setting_value
+
+    return {key: setting_value(text) for key, text in flag_texts(items).items()}
 
 
 # -- reading ---------------------------------------------------------------------------------

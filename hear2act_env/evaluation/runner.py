@@ -311,7 +311,7 @@ def _prepare_output(
                 f"output: {man_path} is unreadable ({type(exc).__name__}); it does not describe "
                 "the results beside it: move both away or use a new output path"
             ) from None
-        now = _results_config(current["config"])
+        now = _results_config(_normalized(current["config"]))
         changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
         if changed:
             raise ConfigError(
@@ -368,9 +368,15 @@ def _results_config(config: dict[str, Any]) -> dict[str, Any]:
 
 def _normalized(config: dict[str, Any]) -> dict[str, Any]:
     """A stored grid configuration in today's form (an old manifest's flat env settings become
-    its ``env`` object); the agent options stay as stored (they are redacted there)."""
+    its ``env`` object; agent options it stored as the texts of ``--setting`` are read as
+    ``setting_text`` reads them today); the options stay redacted as stored."""
+    from hear2act_env.setting_text import setting_value
+
     data = GridConfig.from_dict(config).to_dict()
-    data["agent_options"] = config.get("agent_options", {})
+    options = config.get("agent_options", {})
+    if isinstance(options, dict):
+        options = {k: setting_value(v) if isinstance(v, str) else v for k, v in options.items()}
+    data["agent_options"] = options
     return data
 
 

@@ -56,7 +56,7 @@ def test_flags_override_the_file_and_the_file_overrides_the_defaults(tmp_path):
     assert resolved_settings == {"max_tokens": 64, "temperature": 0.5}
     # --setting overrides the file's setting of its key and keeps the others
     again = _resolved("--config", path, "--setting", "temperature=0", "--setting", "top_p=1")
-    assert again["settings"] == {"max_tokens": 64, "temperature": "0", "top_p": "1"}
+    assert again["settings"] == {"max_tokens": 64, "temperature": 0, "top_p": 1}
     assert again["agents"] == ["eager", "prober"] and again["runs"] == 2
 
 
@@ -64,7 +64,7 @@ def test_without_a_file_the_flags_resolve_as_before():
     resolved = _resolved("--agents", "eager", "--agents", "prober", "--setting", "x=1")
     assert resolved["agents"] == ["eager", "prober"]  # --agents extends, as it did
     assert resolved["access"] == ["T", "T+S"] and resolved["out"] == "hear2act-eval"
-    assert resolved["settings"] == {"x": "1"} and "base_url" not in resolved  # None left out
+    assert resolved["settings"] == {"x": 1} and "base_url" not in resolved  # None left out
 
 
 @pytest.mark.parametrize(
@@ -148,7 +148,7 @@ def test_print_config_reads_back_to_the_same_text(tmp_path, capsys):
     assert again == first
     resolved = _resolved("--config", str(tmp_path / "printed.toml"))
     assert resolved["scenario_file"] == 'dir with "quotes" \\ é\t.jsonl'
-    assert resolved["runs"] == 3 and resolved["settings"]["top_p"] == "0.9"
+    assert resolved["runs"] == 3 and resolved["settings"]["top_p"] == 0.9
     assert resolved["settings"]["stop"] == ["\n", "END"] and resolved["settings"]["odd.key"] == 1e-5
     assert resolved["settings"]["extra_body"] == {
         "chat_template_kwargs": {"enable_thinking": False}
@@ -212,6 +212,31 @@ def test_a_run_is_rerun_from_its_manifest(tmp_path, capsys):
     assert json.loads(man_path.read_text()) == stored
 
 
+def test_settings_from_flags_and_from_a_file_are_one_value(tmp_path, capsys):
+    argv = ["--agents", "eager", "--setting", "max_tokens=64", "--setting", "stop=['END']"]
+    printed = _printed(capsys, *argv)
+    assert "max_tokens = 64\n" in printed and 'stop = ["END"]' in printed
+    typed = _file(tmp_path, printed, "typed.toml")
+    # the file's own value repeated as a flag is the same value
+    again = _resolved("--config", typed, "--setting", "max_tokens=64")
+    assert again["settings"] == _resolved(*argv)["settings"] == {"max_tokens": 64, "stop": ["END"]}
+
+
+def test_a_manifest_that_stored_flag_texts_resumes_under_typed_settings(tmp_path):
+    from hear2act_env.errors import ConfigError
+    from hear2act_env.evaluation.runner import _prepare_output
+
+    path = tmp_path / "results.jsonl"
+    old = manifest(GridConfig(agents=("prober",), agent_options={"max_tokens": 64}))
+    old["config"]["agent_options"] = {"max_tokens": "64", "stop": "['END']"}  # as texts
+    path.with_suffix(".manifest.json").write_text(json.dumps(old))
+    same = GridConfig(agents=("prober",), agent_options={"max_tokens": 64, "stop": ["END"]})
+    assert _prepare_output(path, same) == []
+    changed = GridConfig(agents=("prober",), agent_options={"max_tokens": 65, "stop": ["END"]})
+    with pytest.raises(ConfigError, match="changed: agent_options.max_tokens"):
+        _prepare_output(path, changed)
+
+
 def _manifest_from(tmp_path: Path, folder: str, **run) -> str:
     """A results folder holding a manifest whose run is ``run`` (as someone may send one)."""
     where = tmp_path / folder
@@ -268,7 +293,7 @@ def test_a_manifest_never_turns_on_a_models_own_code(tmp_path, capsys):
         "api_key_env": "MINE"
     }
     given = _resolved("--config", path, "--setting", "trust_remote_code=true")
-    assert given["settings"] == {"trust_remote_code": "true"}
+    assert given["settings"] == {"trust_remote_code": True}
     off = _manifest_from(tmp_path, "off", agents=["eager"], settings={"trust_remote_code": False})
     assert _resolved("--config", off)["settings"] == {}
 
