@@ -107,10 +107,8 @@ def _lifted(lift: str, slots: list, best_of: list[int], penalty: Any) -> tuple:
 def ablation(domain_id: str, index: int, tables: int) -> list[list[float]]:
     """Per drawn table of one profile: (best share, L1 top-3, triples) of the design annealed
     under each of ``LIFTS`` (same seed for all, so only the constraint differs)."""
-    from hear2act_env.scenarios import design, generator, table
-    from hear2act_env.scenarios.capacity import domain_capacity
-    from hear2act_env.scenarios.domain import load_domain
-    from hear2act_env.scenarios.quality import text_pool
+    from hear2act_env.scenarios import design, table
+    from tools.bank_v4.frontier import drawing_start
 
     rows: list[list[float]] = []
     real = design.anneal
@@ -129,15 +127,7 @@ def ablation(domain_id: str, index: int, tables: int) -> list[list[float]]:
         rows.append(row)
         return real(rng, slots, best_of, per_level=per_level, penalty=penalty, **kw)
 
-    domain = load_domain(FOLDER / f"{domain_id}.json")
-    rng = np.random.default_rng(generator.scenario_seed(domain.id, index))
-    profile = domain.profiles[index]
-    request = generator._request(rng, domain, index)
-    _, req = domain.requirement_option(profile.requirement)
-    fav = domain.attribute(profile.favored).favored
-    assert fav is not None
-    pool = text_pool(domain, request, (req.restatement, fav.restatement), profile.excludes)
-    both = frozenset(c.attribute for c in domain_capacity(domain) if c.both_roles)
+    domain, profile, rng, pool, both = drawing_start(domain_id, index)
     table.anneal = spy
     try:
         for _ in range(tables):

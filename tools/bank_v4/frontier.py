@@ -22,13 +22,14 @@ from tools.bank_v4.preview import FOLDER
 LAMBDAS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
 
 
-def candidates(domain_id: str, index: int, attempts: int) -> list[list[float]]:
-    """(best share, L1, L2, L3 top-3, chance) of each table drawn for one profile."""
+def drawing_start(domain_id: str, index: int) -> tuple:
+    """What the generator holds before it draws tables for profile ``index`` of a staged
+    domain: (domain, profile, its generator, pool, attributes that can take both roles), with
+    the generator seeded and the request drawn as ``generator.generate_scenario`` does."""
     from hear2act_env.scenarios import generator
     from hear2act_env.scenarios.capacity import domain_capacity
     from hear2act_env.scenarios.domain import load_domain
     from hear2act_env.scenarios.quality import text_pool
-    from hear2act_env.scenarios.table import draw_table
 
     domain = load_domain(FOLDER / f"{domain_id}.json")
     rng = np.random.default_rng(generator.scenario_seed(domain.id, index))
@@ -39,6 +40,14 @@ def candidates(domain_id: str, index: int, attempts: int) -> list[list[float]]:
     assert fav is not None
     pool = text_pool(domain, request, (req.restatement, fav.restatement), profile.excludes)
     both = frozenset(c.attribute for c in domain_capacity(domain) if c.both_roles)
+    return domain, profile, rng, pool, both
+
+
+def candidates(domain_id: str, index: int, attempts: int) -> list[list[float]]:
+    """(best share, L1, L2, L3 top-3, chance) of each table drawn for one profile."""
+    from hear2act_env.scenarios.table import draw_table
+
+    domain, profile, rng, pool, both = drawing_start(domain_id, index)
     out = []
     for _ in range(attempts):
         table = draw_table(rng, domain, profile, pool, both)
