@@ -35,6 +35,7 @@ class EvalRun:
     settings: Mapping[str, Any] = field(default_factory=dict)
     scenarios: tuple[str, ...] | None = None
     scenario_file: str | None = None
+    limit: int | None = None
     base_url: str | None = None
     perceiver: str | None = None
     response_cache: str | None = None

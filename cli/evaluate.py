@@ -153,6 +153,19 @@ def evaluate(args: argparse.Namespace) -> int:
     return _evaluate(EvalRun.of(resolved), resolved)
 
 
+def _limited(run: EvalRun) -> tuple[str, ...] | None:
+    """The grid's scenario ids: ``--scenarios`` (None: the split's), cut to the first
+    ``--limit`` of them, so a limited run is recorded with the exact scenarios it ran."""
+    if not run.limit:
+        return run.scenarios or None
+    if run.scenarios:
+        return run.scenarios[: run.limit]
+    from hear2act_env.evaluation.runner import GridConfig
+
+    env = EnvConfig(split=run.split, scenarios=run.scenario_file)
+    return tuple(GridConfig(agents=("limit",), env=env).scenario_ids()[: run.limit])
+
+
 def _evaluate(run: EvalRun, resolved: dict[str, Any]) -> int:
     """Run ``run`` (the typed run; ``resolved``, its source, goes to the manifest)."""
     from hear2act_agents.registry import AgentFactory, agent_kind, perceiver_label
@@ -169,6 +182,7 @@ def _evaluate(run: EvalRun, resolved: dict[str, Any]) -> int:
             f"settings {sorted(settings)} apply to LLM agents (openai:, litellm:, hf:, "
             f"qwen2-audio:, qwen2.5-omni:), and none is among {run.agents}"
         )
+    scenarios = _limited(run)
     label = perceiver_label(settings.get("perceiver"))
     # a first stage is part of what an LLM agent is: its records say so (openai:M+stage1)
     names = tuple(f"{a}+{label}" if label and kinds[a].takes_settings else a for a in run.agents)
@@ -176,7 +190,7 @@ def _evaluate(run: EvalRun, resolved: dict[str, Any]) -> int:
         agents=names,
         realizations=run.realizations,
         conditions=tuple(Condition.of(a) for a in run.access),
-        scenarios=run.scenarios or None,
+        scenarios=scenarios,
         runs=run.runs,
         env=EnvConfig(split=run.split, scenarios=run.scenario_file, allow_clarify=not run.spoken),
         agent_options=settings,
@@ -289,6 +303,14 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
     options.add_realizations(p)
     options.add_split(p, "test")
     p.add_argument("--scenarios", nargs="+", default=None, help="scenario ids (default: the split)")
+    p.add_argument(
+        "--limit",
+        type=options.int_at_least(0),
+        default=None,
+        metavar="N",
+        help="only the first N scenarios (of --scenarios, else of the split, in bank order; "
+        "0: all); the manifest records their ids",
+    )
     options.add_scenario_file(p)
     options.add_runs(p)
     p.add_argument(

@@ -4,7 +4,7 @@ The rule: every ``eval`` flag is a key named like the flag without its leading d
 with its inner dashes as underscores (``--scenario-file`` -> ``scenario_file``,
 ``--no-probe`` -> ``no_probe``); ``--setting KEY=VALUE`` becomes the table ``[settings]`` (the value read as TOML reads it), and
 the flags that say which episodes run (``ENV_KEYS``: access, realizations, split, scenarios,
-scenario file, spoken) sit in the table ``[env]`` (at the top level in older files; a key in
+limit, scenario file, spoken) sit in the table ``[env]`` (at the top level in older files; a key in
 both is refused).
 A key takes what its flag takes: a switch is ``true`` / ``false``, a flag that takes several
 values is a list of strings, a number flag an integer, and flags with choices only those.
@@ -54,7 +54,7 @@ MAX_TOML_BYTES = 1 << 20
 FILE_FLAGS = ("config", "print_config")
 #: The flags that choose the episodes (the environment's settings): a run file holds them in
 #: its ``[env]`` table (older files: at the top level).
-ENV_KEYS = ("access", "realizations", "split", "scenarios", "scenario_file", "spoken")
+ENV_KEYS = ("access", "realizations", "split", "scenarios", "limit", "scenario_file", "spoken")
 #: The manifest a results folder holds (``--config DIR`` reads it).
 MANIFEST_NAME = "results.manifest.json"
 #: Keys of a manifest's run that the command line has to give again (where the prompts and the

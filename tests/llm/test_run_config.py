@@ -237,6 +237,34 @@ def test_a_manifest_that_stored_flag_texts_resumes_under_typed_settings(tmp_path
         _prepare_output(path, changed)
 
 
+def test_limit_runs_the_first_scenarios_and_records_them(tmp_path, capsys):
+    grid = ["--agents", "prober", "--split", "test", "--access", "T", "--realizations", "prosody"]
+    grid += ["--no-plots", "--backend", "serial"]
+    out = tmp_path / "ev"
+    assert main(["eval", *grid, "--out", str(out), "--limit", "2"]) == 0
+    capsys.readouterr()
+    first = [s.id for s in load_bank() if s.split == "test"][:2]
+    records = load_records(out / "results.jsonl")
+    assert sorted(r.key.scenario for r in records) == sorted(first)
+    stored = json.loads((out / "results.manifest.json").read_text())
+    assert stored["config"]["scenarios"] == first and stored["run"]["env"]["limit"] == 2
+    # with --scenarios, the first N of those
+    other = tmp_path / "other"
+    argv = [*grid, "--out", str(other), "--scenarios", *first[::-1], "--limit", "1"]
+    assert main(["eval", *argv]) == 0
+    capsys.readouterr()
+    assert [r.key.scenario for r in load_records(other / "results.jsonl")] == first[1:]
+
+
+@pytest.mark.parametrize("value", ["-1", "x", "2.5"])
+def test_a_bad_limit_is_named(capsys, value):
+    with pytest.raises(SystemExit) as stop:  # argparse's usage error
+        main(["eval", "--agents", "eager", "--limit", value, "--print-config"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "--limit" in err and (f"got {value}" in err or f"got '{value}'" in err)
+
+
 def _manifest_from(tmp_path: Path, folder: str, **run) -> str:
     """A results folder holding a manifest whose run is ``run`` (as someone may send one)."""
     where = tmp_path / folder
