@@ -367,6 +367,7 @@ def report_results(args: argparse.Namespace) -> int:
         print(format_episode_log(find_episode_log(args.results[0], args.episode), args.full))
         return 0
     prices = _prices(args.prices)
+    _refuse_mixed_configurations(args.results, "--leaderboard" if args.leaderboard else "report")
     records = _merged_records(args.results, load_records)
     if not records:
         raise ConfigError(f"results: no records in {args.results}")
@@ -404,6 +405,14 @@ def _prices(value: str | dict | None) -> dict | None:
     if isinstance(value, dict):
         return parse_prices(value, "--config: prices")
     return load_prices(value)
+
+
+def _refuse_mixed_configurations(paths: list[str], option: str) -> None:
+    """Refuse files that ran one agent name with two configurations (``identity``); a file
+    without a readable manifest is not compared (``--leaderboard`` refuses it anyway)."""
+    from hear2act_env.evaluation.identity import manifest_config, refuse_mixed
+
+    refuse_mixed([(p, c) for p in paths if (c := manifest_config(p)) is not None], option)
 
 
 def _merged_records(paths: list[str], load) -> list:  # noqa: ANN001
