@@ -1,8 +1,10 @@
 """The leaderboard: one row per model and realization, with paired CIs.
 
 A section per realization (Prosody-mediated, then Explicit lexical: a run plays both). Columns:
-Success under T; when the model played each scenario more than once under T (``--runs K``),
-``pass^K T``, the share of scenarios all K of whose runs succeed (docs/protocol.md#passk-and-passk);
+Success under T; when the models played each scenario more than once under T (``--runs``),
+``pass^K T`` and ``pass@K T`` at the board's common K, the most runs every such model has (the
+share of scenarios all K, or at least one, of whose runs succeed;
+docs/protocol.md#passk-and-passk; the report's ``passk.csv`` has every k up to each cell's runs);
 the paired differences against the model under T: T+S - T, A+T - T, and one column per first
 stage of the model's two-stage runs (``hear2act eval --perceiver``, agent ``M+LABEL``):
 T+S-hat(self) - T (``M+stage1`` under A+T: the model hears the audio first), T+S-hat(self-text)
@@ -13,9 +15,12 @@ usable action after the re-ask) and the truncation rate (the same for replies cu
 model's token limit), errored episodes, finished episodes and model turns (the rates'
 denominators), tokens and cost, over every run of the model in that realization.
 
-Units: Success and pass^K in percent, differences in percentage points, rates in percent of
+Rows are sorted by Success T, best first (a model not run under T last), within each section.
+
+Units: Success, pass^K and pass@K in percent, differences in percentage points, rates in percent of
 turns; every estimate has a 95% scenario-bootstrap CI and its ``n``, the episodes (scenario x
-run) it rests on: finished episodes for Success, pairs finished in both cells for a difference.
+run) it rests on: finished episodes for Success, pairs finished in both cells for a difference,
+scenarios x K for pass^K and pass@K (shown ``n=SxK``: S scenarios with K finished runs).
 A difference pairs episodes by (scenario, run) across the model's variants (every variant of
 a scenario and run plays from the same seed); ``-`` where a condition was not run. Results of
 several files merge (the first record of a key wins); files of different bank versions or
@@ -27,8 +32,9 @@ Names come from results files: in the Markdown file every cell and heading is es
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -47,6 +53,7 @@ __all__ = [
     "DIFFERENCES",
     "REALIZATIONS",
     "LeaderRow",
+    "common_k",
     "leaderboard_columns",
     "leaderboard_csv",
     "leaderboard_markdown",
@@ -84,9 +91,10 @@ COLUMNS = (
 )
 #: The units line of the Markdown file and of each section.
 UNITS = (
-    "Success and pass^K in percent, differences in percentage points, each with its 95% "
-    "scenario-bootstrap CI and n, the episodes (scenario x run) it rests on (for a difference, "
-    "the pairs finished in both cells); format err % and truncated % in percent of the model's "
+    "Success, pass^K and pass@K in percent, differences in percentage points, each with its "
+    "95% scenario-bootstrap CI and n, the episodes (scenario x run) it rests on (for a "
+    "difference, the pairs finished in both cells; for pass^K and pass@K, scenarios x K); rows "
+    "by Success T, best first; format err % and truncated % in percent of the model's "
     "turns; errored, finished and turns over every run of the model in the realization; cost "
     "in US dollars; - where not run."
 )
@@ -103,10 +111,12 @@ class LeaderRow:
     truncated_rate: float | None  # percent of turns
     errored: int
     cost: float | None
-    #: K, the most runs per scenario of any model under T (the same on every row of a board),
-    #: and this model's pass^K under T (None where K is 1 or no scenario has K finished runs).
+    #: K, the board's common k: the most runs per scenario under T that every model with more
+    #: than one has (the same on every row of a board), and this model's pass^K and pass@K
+    #: under T (None where K is 1 or no scenario has K finished runs).
     runs: int = 1
     pass_k_t: Estimate | None = None
+    pass_any_t: Estimate | None = None
     realization: str = "prosody"
     #: Per estimate column (``Success T``, ``pass^K T``, a difference's name): the episodes
     #: (scenario x run) it rests on; for a difference, the pairs finished in both cells.
@@ -125,7 +135,11 @@ class LeaderRow:
         """The Markdown cells, in ``leaderboard_columns`` order."""
 
         def est(column: str, e: Estimate | None) -> str:
-            return "-" if e is None else f"{e} n={self.episodes.get(column, 0)}"
+            if e is None:
+                return "-"
+            if column.startswith("pass"):  # scenarios x K
+                return f"{e} n={self.episodes.get(column, 0) // self.runs}x{self.runs}"
+            return f"{e} n={self.episodes.get(column, 0)}"
 
         def pct(v: float | None) -> str:
             return "-" if v is None else f"{v:.1f}"
@@ -133,7 +147,14 @@ class LeaderRow:
         return [
             self.model,
             est("Success T", self.success_t),
-            *([est(f"pass^{self.runs} T", self.pass_k_t)] if self.runs > 1 else []),
+            *(
+                [
+                    est(f"pass^{self.runs} T", self.pass_k_t),
+                    est(f"pass@{self.runs} T", self.pass_any_t),
+                ]
+                if self.runs > 1
+                else []
+            ),
             *(est(d[0], self.differences[d[0]]) for d in DIFFERENCES),
             pct(self.format_error_rate),
             pct(self.truncated_rate),
@@ -153,24 +174,31 @@ def _realizations(records: Sequence[EpisodeRecord]) -> list[str]:
 def leaderboard_rows(
     records: Sequence[EpisodeRecord], prices: dict[str, Price] | None = None
 ) -> list[LeaderRow]:
-    """One row per (realization, model): realizations in section order, models in first-seen
-    order. Privileged agents (the oracle) are left out."""
+    """One row per (realization, model): realizations in section order, models by Success T
+    (best first; first-seen order among equals, a model not run under T last). Privileged
+    agents (the oracle) are left out."""
     records = [r for r in records if not r.privileged]
     models = list(dict.fromkeys(split_agent(r.key.agent)[0] for r in records))
-    runs = max(
-        (
-            runs_of([r for r in records if r.key.agent == m and r.key.condition == "T"])
-            for m in models
-        ),
-        default=1,
+    runs = common_k(
+        runs_of([r for r in records if r.key.agent == m and r.key.condition == "T"]) for m in models
     )
     rows = []
     for realization in _realizations(records):
         here = [r for r in records if r.key.realization == realization]
         usage = usage_rows(here)
-        for model in dict.fromkeys(split_agent(r.key.agent)[0] for r in here):
-            rows.append(_row(model, realization, here, usage, prices or {}, runs))
+        section = [
+            _row(model, realization, here, usage, prices or {}, runs)
+            for model in dict.fromkeys(split_agent(r.key.agent)[0] for r in here)
+        ]
+        rows += sorted(section, key=lambda r: -r.success_t.value if r.success_t else math.inf)
     return rows
+
+
+def common_k(runs: Iterable[int]) -> int:
+    """The k every model compares at: the fewest runs among models with more than one (1 when
+    none has more), so a 3-run model beside a 5-run one gets pass^3 too."""
+    several = [n for n in runs if n > 1]
+    return min(several, default=1)
 
 
 def _row(
@@ -194,12 +222,12 @@ def _row(
     base = cell("", "T")
     episodes = {"Success T": sum(r.error is None for r in base)}
     success_t = bootstrap(base, M.SUCCESS) if episodes["Success T"] else None
-    pass_k_t = None
+    pass_k_t = pass_any_t = None
     if runs > 1 and success_t is not None:
-        estimate = pass_k(base, runs).pass_all
-        if estimate.n:  # some scenario has K finished runs (the estimate's n: scenarios)
-            pass_k_t = estimate
-            episodes[f"pass^{runs} T"] = estimate.n * runs
+        found = pass_k(base, runs)
+        if found.scenarios:  # some scenario has K finished runs
+            pass_k_t, pass_any_t = found.pass_all, found.pass_any
+            episodes[f"pass^{runs} T"] = episodes[f"pass@{runs} T"] = found.scenarios * runs
     diffs: dict[str, Estimate | None] = {}
     for name, _, label, condition in DIFFERENCES:
         other = cell(label, condition)
@@ -223,6 +251,7 @@ def _row(
         sum(c for c in costs if c is not None) if own and None not in costs else None,
         runs=runs,
         pass_k_t=pass_k_t,
+        pass_any_t=pass_any_t,
         realization=realization,
         episodes=episodes,
         finished=sum(r.error is None for r in mine),
@@ -233,11 +262,12 @@ def _row(
 
 
 def leaderboard_columns(rows: Sequence[LeaderRow]) -> tuple[str, ...]:
-    """``COLUMNS``, with ``pass^K T`` after Success T when the rows' K is above 1."""
+    """``COLUMNS``, with ``pass^K T`` and ``pass@K T`` after Success T when the rows' K is
+    above 1."""
     runs = max((r.runs for r in rows), default=1)
     if runs <= 1:
         return COLUMNS
-    return (COLUMNS[0], COLUMNS[1], f"pass^{runs} T", *COLUMNS[2:])
+    return (COLUMNS[0], COLUMNS[1], f"pass^{runs} T", f"pass@{runs} T", *COLUMNS[2:])
 
 
 def _markdown_row(cells: Sequence[str]) -> str:
@@ -276,7 +306,7 @@ def csv_header(rows: Sequence[LeaderRow]) -> list[str]:
     runs = max((r.runs for r in rows), default=1)
     header = ["realization", "model", *_est_names("success_t_pct")]
     if runs > 1:
-        header += _est_names(f"pass^{runs}_t_pct")
+        header += _est_names(f"pass^{runs}_t_pct") + _est_names(f"pass@{runs}_t_pct")
     for _, slug, _, _ in DIFFERENCES:
         header += _est_names(f"{slug}_pp")
     header += [
@@ -317,6 +347,7 @@ def leaderboard_csv(rows: Sequence[LeaderRow], path: Path) -> None:
             line: list[Any] = [r.realization, r.model, *est(r, "Success T", r.success_t)]
             if runs > 1:
                 line += est(r, f"pass^{runs} T", r.pass_k_t)
+                line += est(r, f"pass@{runs} T", r.pass_any_t)
             for name, _, _, _ in DIFFERENCES:
                 line += est(r, name, r.differences[name])
             line += [

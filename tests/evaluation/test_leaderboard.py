@@ -168,8 +168,8 @@ def test_every_rate_in_the_csv_is_a_percent_and_its_header_says_so(tmp_path):
             assert "_pct" in name, f"{name}: a rate column must say it is in percent"
             assert values and all(0 <= float(v) <= 100 for v in values), (name, values)
             rates += 1
-    # Success T, pass^3 T (value, low, high each), format errors, truncations
-    assert rates == 3 + 3 + 2
+    # Success T, pass^3 T, pass@3 T (value, low, high each), format errors, truncations
+    assert rates == 3 + 3 + 3 + 2
     assert {r["format_error_pct"] for r in rows if r["model"] == M} == {"9.0909", "0.0000"}
 
 

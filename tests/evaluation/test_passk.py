@@ -149,27 +149,58 @@ def test_report_with_one_run_has_no_passk_table_or_csv(tmp_path):
     assert (tmp_path / "conditions.csv").exists()
 
 
-def test_leaderboard_has_a_pass_k_column_only_with_several_runs(tmp_path):
+def test_leaderboard_has_pass_k_columns_only_with_several_runs(tmp_path):
     records = _cell("openai:m") + _cell("openai:m", access="T+S")
     rows = leaderboard_rows(records)
-    assert leaderboard_columns(rows) == (COLUMNS[0], COLUMNS[1], "pass^4 T", *COLUMNS[2:])
+    assert leaderboard_columns(rows) == (
+        COLUMNS[0],
+        COLUMNS[1],
+        "pass^4 T",
+        "pass@4 T",
+        *COLUMNS[2:],
+    )
     (row,) = rows
     assert row.runs == 4
     assert row.pass_k_t.value == pytest.approx(EXPECTED[4][0])
-    # n: the episodes of the 3 scenarios with 4 finished runs (s4 is left out)
-    assert row.cells()[2] == f"{row.pass_k_t} n=12"
-    assert "| model | Success T | pass^4 T |" in leaderboard_markdown(rows).splitlines()[6]
+    assert row.pass_any_t.value == pytest.approx(EXPECTED[4][1])
+    # n: the 3 scenarios with 4 finished runs (s4 is left out), times 4
+    assert row.cells()[2] == f"{row.pass_k_t} n=3x4"
+    assert row.cells()[3] == f"{row.pass_any_t} n=3x4"
+    head = leaderboard_markdown(rows).splitlines()[6]
+    assert "| model | Success T | pass^4 T | pass@4 T |" in head
     leaderboard_csv(rows, tmp_path / "lb.csv")
     with (tmp_path / "lb.csv").open() as fh:
         (line,) = csv.DictReader(fh)
     assert float(line["pass^4_t_pct"]) == pytest.approx(EXPECTED[4][0], abs=1e-4)
-    assert line["pass^4_t_n"] == "12"
+    assert float(line["pass@4_t_pct"]) == pytest.approx(EXPECTED[4][1], abs=1e-4)
+    assert line["pass^4_t_n"] == line["pass@4_t_n"] == "12"
     # one run: the columns of before, no pass^k
     once = leaderboard_rows([r for r in records if r.key.run == 0])
     assert leaderboard_columns(once) == COLUMNS
     assert len(once[0].cells()) == len(COLUMNS)
     leaderboard_csv(once, tmp_path / "lb1.csv")
     assert "pass^" not in (tmp_path / "lb1.csv").read_text().splitlines()[0]
+
+
+def test_models_with_different_runs_compare_at_a_common_k_and_sort_by_success():
+    four = _cell("openai:a")  # 4 runs
+    two = [r for r in _cell("openai:b") if r.key.run < 2]  # 2 runs
+    one = [r for r in _cell("openai:c") if r.key.run == 0]  # 1 run: no pass^2
+    rows = leaderboard_rows(four + two + one)
+    assert {r.runs for r in rows} == {2}
+    assert leaderboard_columns(rows)[2:4] == ("pass^2 T", "pass@2 T")
+    by = {r.model: r for r in rows}
+    assert by["openai:a"].pass_k_t.value == pytest.approx(EXPECTED[2][0])
+    assert by["openai:a"].pass_any_t.value == pytest.approx(EXPECTED[2][1])
+    assert by["openai:b"].pass_k_t is not None and by["openai:c"].pass_k_t is None
+    values = [r.success_t.value for r in rows]
+    assert values == sorted(values, reverse=True)
+
+
+def test_common_k_is_the_fewest_runs_above_one():
+    from hear2act_env.evaluation.leaderboard import common_k
+
+    assert common_k([5, 3, 1]) == 3 and common_k([1, 1]) == 1 and common_k([]) == 1
 
 
 def test_grid_with_three_runs_reports_passk_and_pass1_equals_success(tmp_path):
