@@ -366,7 +366,7 @@ def report_results(args: argparse.Namespace) -> int:
             raise ConfigError("--episode: give one results file")
         print(format_episode_log(find_episode_log(args.results[0], args.episode), args.full))
         return 0
-    prices = _prices(args.prices)
+    prices = _prices(args.prices) if args.prices else _manifest_prices(args.results)
     _refuse_mixed_configurations(args.results, "--leaderboard" if args.leaderboard else "report")
     records = _merged_records(args.results, load_records)
     if not records:
@@ -405,6 +405,37 @@ def _prices(value: str | dict | None) -> dict | None:
     if isinstance(value, dict):
         return parse_prices(value, "--config: prices")
     return load_prices(value)
+
+
+def _manifest_prices(paths: list[str]) -> dict | None:
+    """The price tables the runs of ``paths`` carried in their run files (the manifest's
+    ``run.prices``, when it is a table; a price file's path is not opened from a manifest,
+    which may come from someone else: give it as ``--prices``). One model priced two ways in
+    two manifests is a ``ConfigError``; None when no manifest carries a table."""
+    from hear2act_env import jsonsafe
+    from hear2act_env.evaluation.usage import parse_prices
+
+    found: dict = {}
+    source: dict[str, Path] = {}
+    for path in paths:
+        man = Path(path).with_suffix(".manifest.json")
+        try:
+            data = jsonsafe.load_file(man)
+        except (OSError, ValueError):
+            continue  # no manifest: no prices from it (report reads results without one)
+        run = data.get("run") if isinstance(data, dict) else None
+        table = run.get("prices") if isinstance(run, dict) else None
+        if not isinstance(table, dict):
+            continue
+        for model, price in parse_prices(table, f"report: {man}: run.prices").items():
+            if model in found and found[model] != price:
+                raise ConfigError(
+                    f"report: {model} is priced two ways by the runs' files ({source[model]}: "
+                    f"{found[model]}; {man}: {price}); give one table with --prices"
+                )
+            found.setdefault(model, price)
+            source.setdefault(model, man)
+    return found or None
 
 
 def _refuse_mixed_configurations(paths: list[str], option: str) -> None:
@@ -460,7 +491,7 @@ def add_report(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="TOML",
         help="price table (US dollars per million prompt / completion tokens, per model) for "
-        "the cost column",
+        "the cost column (default: the tables the runs' files carried, from their manifests)",
     )
     p.add_argument(
         "--leaderboard",

@@ -79,3 +79,53 @@ def test_an_unreadable_configuration_among_several_files_is_named(finished, tmp_
     err = capsys.readouterr().err
     assert str(tmp_path / "b" / "results.jsonl") in err and "unreadable" in err, err
     assert "Traceback" not in err
+
+
+def _priced_folder(tmp_path, name, prices):
+    """Results of ``openai:m`` (2 episodes, 1,100 tokens each) with a manifest whose run
+    carried ``prices`` (a table, or a price file's path)."""
+    from hear2act_env.evaluation.records import EpisodeKey, EpisodeRecord
+
+    stats = {"calls": 2, "prompt_tokens": 1000, "completion_tokens": 100}
+    stats |= {"calls_without_usage": 0, "format_errors": 0, "truncated": 0}
+    where = tmp_path / name
+    where.mkdir()
+    lines = []
+    for sid in FIRST + ["x"]:
+        key = EpisodeKey("openai:m", "prosody", "T", "correct", sid, 0)
+        rec = EpisodeRecord(key=key, seed=key.seed, success=True, actions=2, agent_stats=stats)
+        lines.append(rec.to_json() + "\n")
+    (where / "results.jsonl").write_text("".join(lines))
+    data = manifest(GridConfig(agents=("openai:m",)), {"prices": prices})
+    (where / "results.manifest.json").write_text(json.dumps(data))
+    return str(where / "results.jsonl")
+
+
+def test_prices_a_run_file_carried_cost_the_report(tmp_path, capsys):
+    table = {"openai:m": {"prompt": 1.0, "completion": 2.0}}  # $0.0012 an episode
+    path = _priced_folder(tmp_path, "a", table)
+    assert main(["report", path, "--leaderboard", "--out", str(tmp_path / "r")]) == 0
+    assert "| 0.0024 |" in capsys.readouterr().out
+    # --prices still decides
+    prices = tmp_path / "p.toml"
+    prices.write_text('["openai:m"]\nprompt = 2.0\ncompletion = 4.0\n')
+    argv = ["report", path, "--leaderboard", "--out", str(tmp_path / "r"), "--prices", str(prices)]
+    assert main(argv) == 0
+    assert "| 0.0048 |" in capsys.readouterr().out
+
+
+def test_a_price_file_named_by_a_manifest_is_not_opened(tmp_path, capsys):
+    secret = tmp_path / "secret.toml"
+    secret.write_text('["openai:m"]\nprompt = 1.0\ncompletion = 2.0\n')
+    path = _priced_folder(tmp_path, "a", str(secret))
+    assert main(["report", path, "--leaderboard", "--out", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    assert "0.0024" not in out  # cost "-": the path is for --prices to give
+
+
+def test_one_model_priced_two_ways_by_two_runs_is_named(tmp_path, capsys):
+    a = _priced_folder(tmp_path, "a", {"openai:m": {"prompt": 1.0, "completion": 2.0}})
+    b = _priced_folder(tmp_path, "b", {"openai:m": {"prompt": 3.0, "completion": 2.0}})
+    assert main(["report", a, b, "--no-plots", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "openai:m is priced two ways" in err and "--prices" in err
