@@ -313,17 +313,25 @@ def _prepare_output(
             ) from None
         now = _results_config(_normalized(current["config"]))
         changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+        if changed == ["runs"] and _is_int(now["runs"]) and _is_int(before.get("runs")):
+            if now["runs"] > before["runs"]:
+                changed = []  # more runs of the same grid: only the new ones are played
         if changed:
             raise ConfigError(
                 f"output: {path} holds results of a different grid configuration (changed: "
                 f"{', '.join(changed)}); use a new output path. Only transport settings "
-                f"({', '.join(sorted(TRANSPORT_SETTINGS))}) may change on resume"
+                f"({', '.join(sorted(TRANSPORT_SETTINGS))}) may change on resume, and runs may "
+                "grow (more runs of the same grid)"
             )
     if previous is None or previous["config"] != current["config"]:  # new, or transport
         safewrite.write_atomic(
             man_path, (json.dumps(current, indent=2, sort_keys=True) + "\n").encode()
         )
     return load_records(path)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 #: Settings that change how a model is reached, not what it answers: a resumed run may change

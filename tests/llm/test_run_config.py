@@ -265,6 +265,23 @@ def test_a_bad_limit_is_named(capsys, value):
     assert "--limit" in err and (f"got {value}" in err or f"got '{value}'" in err)
 
 
+def test_runs_added_to_a_finished_folder_play_only_the_new_ones(tmp_path, capsys):
+    grid = ["--agents", "prober", "--scenarios", IDS[0], "--access", "T", "--no-plots"]
+    grid += ["--realizations", "prosody", "--backend", "serial", "--out", str(tmp_path / "ev")]
+    assert main(["eval", *grid, "--runs", "2"]) == 0
+    results = tmp_path / "ev" / "results.jsonl"
+    first = results.read_text().splitlines()
+    assert main(["eval", *grid, "--runs", "3"]) == 0
+    lines = results.read_text().splitlines()
+    assert lines[: len(first)] == first and len(lines) == 3  # run 2 appended, 0 and 1 kept
+    assert sorted(r.key.run for r in load_records(results)) == [0, 1, 2]
+    stored = json.loads((tmp_path / "ev" / "results.manifest.json").read_text())
+    assert stored["config"]["runs"] == 3
+    capsys.readouterr()
+    assert main(["eval", *grid, "--runs", "2"]) == 2  # fewer runs: refused by name
+    assert "changed: runs" in capsys.readouterr().err
+
+
 def _manifest_from(tmp_path: Path, folder: str, **run) -> str:
     """A results folder holding a manifest whose run is ``run`` (as someone may send one)."""
     where = tmp_path / folder
