@@ -154,3 +154,15 @@ def test_typed_settings_read_the_dataclass_fields():
     with pytest.raises(ConfigError, match="setting api_key_env: got null, expected a string"):
         typed_settings("openai:m", {"api_key_env": None})
     assert typed_settings("litellm:a/b", {"api_key_env": None}) == {"api_key_env": None}
+
+
+@pytest.mark.parametrize("value", [{}, [], 0, "", "  "])
+@pytest.mark.parametrize("name", ["base_url", "api_key_env"])
+def test_an_empty_or_non_text_address_is_refused_not_taken_as_the_default(name, value):
+    from hear2act_agents.registry import make_agent
+    from hear2act_env.errors import ConfigError
+
+    with pytest.raises(
+        ConfigError, match=f"{name}.*(must be a non-empty string|expected a string)"
+    ):
+        make_agent("openai:m", **{name: value})

@@ -117,6 +117,13 @@ class HttpSettings:
     def validate(self, kind: str) -> None:
         """Check the limits: a ``ConfigError`` naming the backend ``kind``, the setting, its
         value and what was expected."""
+        for name in ("base_url", "api_key_env"):  # an empty value must not mean "the default"
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise ConfigError(
+                    f"{kind} backend: {name} must be a non-empty string (None: the default); "
+                    f"got {value!r}"
+                )
         _check_finite(
             kind,
             {
