@@ -51,6 +51,36 @@ def test_request_carries_the_prompt_and_settings(server):
     assert "State tag of the user's latest turn" in body["messages"][1]["content"]
 
 
+def test_a_reasoning_model_gets_the_parameters_its_api_takes(server):
+    agent = _agent("scripted", server, reasoning=True, reasoning_effort="low", max_tokens=300)
+    env = gym.make("Hear2Act-Prosody-TextState-v0")
+    obs, _ = env.reset(seed=2)
+    agent.reset(obs, seed=2)
+    agent.act(obs)
+    body = server_stats(server)["last"]["scripted"]
+    assert body["max_completion_tokens"] == 300 and body["reasoning_effort"] == "low"
+    assert "max_tokens" not in body and "temperature" not in body and "top_p" not in body
+    agent.backend.probe()  # the probe too: a token budget to think in, no temperature
+    body = server_stats(server)["last"]["scripted"]
+    assert body["max_completion_tokens"] > 1 and "temperature" not in body
+
+
+@pytest.mark.parametrize(
+    ("settings", "words"),
+    [
+        ({"reasoning": True, "temperature": 0.7}, "no temperature or top_p"),
+        ({"reasoning": True, "top_p": 0.9}, "no temperature or top_p"),
+        ({"reasoning_effort": "low"}, "applies with reasoning=true"),
+        ({"reasoning": True, "reasoning_effort": "max"}, "must be one of minimal"),
+    ],
+)
+def test_reasoning_settings_that_cannot_apply_are_refused(server, settings, words):
+    from hear2act_env.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=words):
+        _agent("scripted", server, **settings)
+
+
 def test_cache_makes_reruns_free_and_never_shares_between_models(server, tmp_path):
     env = gym.make("Hear2Act-Prosody-Text-v0")
     first = _agent("scripted", server, cache_dir=tmp_path)

@@ -101,6 +101,14 @@ def test_token_counts_equal_the_servers_usage(server):
     assert body["max_tokens"] == 2048 and body["temperature"] == 0.0 and "seed" in body
 
 
+def test_a_reasoning_model_goes_through_litellm_with_its_own_parameters(server):
+    backend = _backend("deaf", server, reasoning=True, reasoning_effort="high", max_tokens=512)
+    backend.complete([{"role": "user", "content": "one two"}], seed=4)
+    body = server_stats(server)["last"]["deaf"]
+    assert body["max_completion_tokens"] == 512 and body["reasoning_effort"] == "high"
+    assert "max_tokens" not in body and "temperature" not in body
+
+
 def test_audio_goes_as_an_input_audio_part_and_the_hearing_probe_passes(server):
     backend = _backend("hearing-details", server, send_audio=True)
     clip = (0.1 * np.sin(np.arange(8000) / 5.0)).astype(np.float32)

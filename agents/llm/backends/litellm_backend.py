@@ -70,7 +70,16 @@ OFFLINE_ENV = {
 
 #: Keys of the request that go to ``litellm.completion`` as arguments; the rest (``extra_body``
 #: and ``chat_template_kwargs``) goes as its ``extra_body``.
-_ARGUMENTS = ("model", "messages", "temperature", "max_tokens", "top_p", "seed")
+_ARGUMENTS = (
+    "model",
+    "messages",
+    "temperature",
+    "max_tokens",
+    "top_p",
+    "seed",
+    "max_completion_tokens",  # a reasoning model's token limit (``reasoning=true``)
+    "reasoning_effort",
+)
 
 #: Environment variables whose values are credentials (kept out of logs and messages).
 _KEY_NAME = re.compile(r"(API_KEY|AUTH_TOKEN|SECRET_ACCESS_KEY|SESSION_TOKEN|_TOKEN|_SECRET)$")

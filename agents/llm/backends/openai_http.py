@@ -137,6 +137,11 @@ _LIMITERS: dict[str, _Limiter] = {}
 _LIMITERS_LOCK = threading.Lock()
 
 
+#: The token limit of the probe request to a reasoning model (enough to finish thinking about
+#: "Reply with OK." and answer).
+PROBE_REASONING_TOKENS = 64
+
+
 def limiter_for(base_url: str, max_concurrency: int) -> _Limiter:
     """The process-wide limiter of ``base_url`` (its capacity set by the latest caller)."""
     with _LIMITERS_LOCK:
@@ -320,6 +325,8 @@ class HttpChatBackend(CallTracking):
         self.max_tokens = int(options.max_tokens)
         self.top_p = options.top_p
         self.send_seed = bool(options.send_seed)
+        self.reasoning = bool(options.reasoning)
+        self.reasoning_effort = options.reasoning_effort
         self.supports_audio = bool(options.send_audio)
         #: Skip the hearing check of ``probe()`` (``--trust-audio``): audio goes unchecked.
         self.trust_audio = bool(options.trust_audio)
@@ -369,6 +376,7 @@ class HttpChatBackend(CallTracking):
             "top_p": self.top_p,
             "send_seed": self.send_seed,
             "extra_body": self.extra_body,
+            **({"reasoning_effort": self.reasoning_effort} if self.reasoning else {}),
         }
 
     def complete(
@@ -396,11 +404,8 @@ class HttpChatBackend(CallTracking):
             payload: dict[str, Any] = {
                 "model": self.model,
                 "messages": self._wire_messages(messages, audio),
-                "temperature": self.temperature,
-                "max_tokens": self.max_tokens,
+                **self._sampling(self.max_tokens),
             }
-            if self.top_p is not None:
-                payload["top_p"] = self.top_p
             if self.send_seed and seed is not None:
                 payload["seed"] = derive_seed(seed, run)
             payload.update(self.extra_body)
@@ -452,11 +457,25 @@ class HttpChatBackend(CallTracking):
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": self._wire_messages(messages, audio),
-            "max_tokens": 1,
-            "temperature": 0.0,
+            # a reasoning model thinks before it answers: 1 token would end it mid-thought
+            **self._sampling(PROBE_REASONING_TOKENS if self.reasoning else 1, probe=True),
         }
         payload.update(self.extra_body)
         return payload
+
+    def _sampling(self, limit: int, probe: bool = False) -> dict[str, Any]:
+        """The token limit and sampling fields of a request: ``max_tokens``, ``temperature``
+        (0 for the probe) and ``top_p``; for a reasoning model ``max_completion_tokens`` and
+        ``reasoning_effort`` only."""
+        if self.reasoning:
+            out: dict[str, Any] = {"max_completion_tokens": limit}
+            if self.reasoning_effort is not None:
+                out["reasoning_effort"] = self.reasoning_effort
+            return out
+        out = {"temperature": 0.0 if probe else self.temperature, "max_tokens": limit}
+        if self.top_p is not None and not probe:
+            out["top_p"] = self.top_p
+        return out
 
     def _probe_plain(self) -> Reply:
         try:

@@ -87,6 +87,10 @@ def _check_finite(kind: str, numbers: dict[str, Any]) -> None:
             raise ConfigError(f"{kind} backend: {name} must be a finite number; got {value!r}")
 
 
+#: The values ``HttpSettings.reasoning_effort`` takes (OpenAI's).
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+
+
 @dataclass(frozen=True)
 class HttpSettings:
     """What every backend served over HTTP takes: where and how to call (``base_url``,
@@ -113,10 +117,27 @@ class HttpSettings:
     extra_body: dict[str, Any] | None = None
     chat_template_kwargs: dict[str, Any] | None = None
     cache_dir: str | os.PathLike[str] | None = None
+    #: A reasoning model (OpenAI's o-series, gpt-5 class): the token limit goes as
+    #: ``max_completion_tokens`` and no ``temperature`` or ``top_p`` is sent (their API refuses
+    #: them); ``reasoning_effort`` ("minimal", "low", "medium", "high") is sent when given.
+    reasoning: bool = False
+    reasoning_effort: str | None = None
 
     def validate(self, kind: str) -> None:
         """Check the limits: a ``ConfigError`` naming the backend ``kind``, the setting, its
         value and what was expected."""
+        if self.reasoning_effort is not None and self.reasoning_effort not in REASONING_EFFORTS:
+            raise ConfigError(
+                f"{kind} backend: reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}; "
+                f"got {self.reasoning_effort!r}"
+            )
+        if self.reasoning_effort is not None and not self.reasoning:
+            raise ConfigError(f"{kind} backend: reasoning_effort applies with reasoning=true")
+        if self.reasoning and (self.temperature != 0 or self.top_p is not None):
+            raise ConfigError(
+                f"{kind} backend: a reasoning model takes no temperature or top_p (its API "
+                f"refuses them); got temperature={self.temperature!r}, top_p={self.top_p!r}"
+            )
         for name in ("base_url", "api_key_env"):  # an empty value must not mean "the default"
             value = getattr(self, name)
             if value is not None and (not isinstance(value, str) or not value.strip()):
