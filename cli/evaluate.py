@@ -418,8 +418,8 @@ def _manifest_prices(paths: list[str]) -> dict | None:
     found: dict = {}
     source: dict[str, Path] = {}
     for path in paths:
-        man = Path(path).with_suffix(".manifest.json")
         try:
+            man = Path(path).with_suffix(".manifest.json")  # ValueError: a path with no name
             data = jsonsafe.load_file(man)
         except (OSError, ValueError):
             continue  # no manifest: no prices from it (report reads results without one)

@@ -88,8 +88,8 @@ def manifest_config(path: str | Path) -> Mapping[str, Any] | None:
     readable one (results written without a manifest)."""
     from hear2act_env import jsonsafe
 
-    man = Path(path).with_suffix(".manifest.json")
     try:
+        man = Path(path).with_suffix(".manifest.json")  # ValueError: a path with no name
         data = jsonsafe.load_file(man)
     except (OSError, ValueError):
         return None
