@@ -366,8 +366,12 @@ def report_results(args: argparse.Namespace) -> int:
             raise ConfigError("--episode: give one results file")
         print(format_episode_log(find_episode_log(args.results[0], args.episode), args.full))
         return 0
-    prices = _prices(args.prices) if args.prices else _manifest_prices(args.results)
-    _refuse_mixed_configurations(args.results, "--leaderboard" if args.leaderboard else "report")
+    from hear2act_env.evaluation.identity import read_manifest, refuse_mixed
+
+    manifests = {p: m for p in args.results if (m := read_manifest(p)) is not None}
+    prices = _prices(args.prices) if args.prices else _manifest_prices(manifests)
+    configs = [(p, m["config"]) for p, m in manifests.items() if isinstance(m.get("config"), dict)]
+    refuse_mixed(configs, "--leaderboard" if args.leaderboard else "report")
     records = _merged_records(args.results, load_records)
     if not records:
         raise ConfigError(f"results: no records in {args.results}")
@@ -407,43 +411,30 @@ def _prices(value: str | dict | None) -> dict | None:
     return load_prices(value)
 
 
-def _manifest_prices(paths: list[str]) -> dict | None:
-    """The price tables the runs of ``paths`` carried in their run files (the manifest's
-    ``run.prices``, when it is a table; a price file's path is not opened from a manifest,
+def _manifest_prices(manifests: dict[str, dict]) -> dict | None:
+    """The price tables the runs carried in their run files (each manifest's ``run.prices``,
+    by results path, when it is a table; a price file's path is not opened from a manifest,
     which may come from someone else: give it as ``--prices``). One model priced two ways in
     two manifests is a ``ConfigError``; None when no manifest carries a table."""
-    from hear2act_env import jsonsafe
     from hear2act_env.evaluation.usage import parse_prices
 
     found: dict = {}
-    source: dict[str, Path] = {}
-    for path in paths:
-        try:
-            man = Path(path).with_suffix(".manifest.json")  # ValueError: a path with no name
-            data = jsonsafe.load_file(man)
-        except (OSError, ValueError):
-            continue  # no manifest: no prices from it (report reads results without one)
-        run = data.get("run") if isinstance(data, dict) else None
+    source: dict[str, str] = {}
+    for path, data in manifests.items():
+        run = data.get("run")
         table = run.get("prices") if isinstance(run, dict) else None
         if not isinstance(table, dict):
             continue
-        for model, price in parse_prices(table, f"report: {man}: run.prices").items():
+        for model, price in parse_prices(table, f"report: {path}: manifest run.prices").items():
             if model in found and found[model] != price:
                 raise ConfigError(
-                    f"report: {model} is priced two ways by the runs' files ({source[model]}: "
-                    f"{found[model]}; {man}: {price}); give one table with --prices"
+                    f"report: {model} is priced two ways by the runs' files (the manifest of "
+                    f"{source[model]}: {found[model]}; of {path}: {price}); give one table with "
+                    "--prices"
                 )
             found.setdefault(model, price)
-            source.setdefault(model, man)
+            source.setdefault(model, path)
     return found or None
-
-
-def _refuse_mixed_configurations(paths: list[str], option: str) -> None:
-    """Refuse files that ran one agent name with two configurations (``identity``); a file
-    without a readable manifest is not compared (``--leaderboard`` refuses it anyway)."""
-    from hear2act_env.evaluation.identity import manifest_config, refuse_mixed
-
-    refuse_mixed([(p, c) for p in paths if (c := manifest_config(p)) is not None], option)
 
 
 def _merged_records(paths: list[str], load) -> list:  # noqa: ANN001

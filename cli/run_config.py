@@ -2,10 +2,10 @@
 
 The rule: every ``eval`` flag is a key named like the flag without its leading dashes and
 with its inner dashes as underscores (``--scenario-file`` -> ``scenario_file``,
-``--no-probe`` -> ``no_probe``); ``--setting KEY=VALUE`` becomes the table ``[settings]`` (the value read as TOML reads it), and
-the flags that say which episodes run (``ENV_KEYS``: access, realizations, split, scenarios,
-limit, scenario file, spoken) sit in the table ``[env]`` (at the top level in older files; a key in
-both is refused).
+``--no-probe`` -> ``no_probe``); ``--setting KEY=VALUE`` becomes the table ``[settings]``
+(its value read by ``setting_text.setting_value``), and the flags that say which episodes run
+(``ENV_KEYS``: access, realizations, split, scenarios, limit, scenario file, spoken) sit in the
+table ``[env]`` (at the top level in older files; a key in both is refused).
 A key takes what its flag takes: a switch is ``true`` / ``false``, a flag that takes several
 values is a list of strings, a number flag an integer, and flags with choices only those.
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from hear2act_env.errors import ConfigError
 
-__all__ = ["configuration", "manifest_config", "refuse_mixed"]
+__all__ = ["configuration", "read_manifest", "refuse_mixed"]
 
 #: Env settings that choose which episodes run, not how an agent is asked: files that differ
 #: only there hold parts of one grid (more runs, other scenarios) and merge.
@@ -83,9 +83,9 @@ def _short(value: Any, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def manifest_config(path: str | Path) -> Mapping[str, Any] | None:
-    """The ``config`` of the manifest beside results file ``path``, or None when there is no
-    readable one (results written without a manifest)."""
+def read_manifest(path: str | Path) -> dict[str, Any] | None:
+    """The manifest beside results file ``path`` (``results.manifest.json`` for
+    ``results.jsonl``), or None when there is no readable one (results written without one)."""
     from hear2act_env import jsonsafe
 
     try:
@@ -93,5 +93,4 @@ def manifest_config(path: str | Path) -> Mapping[str, Any] | None:
         data = jsonsafe.load_file(man)
     except (OSError, ValueError):
         return None
-    config = data.get("config") if isinstance(data, dict) else None
-    return config if isinstance(config, dict) else None
+    return data if isinstance(data, dict) else None
