@@ -31,7 +31,7 @@ __all__ = ["build_parser", "console_main", "main"]
 
 
 def _commands() -> tuple[Callable[[argparse._SubParsersAction], None], ...]:
-    from hear2act_cli import audit, demo, evaluate, play, rl, scenarios, speech, view
+    from hear2act_cli import audit, demo, evaluate, export, play, rl, scenarios, speech, view
 
     return (
         demo.add,
@@ -41,6 +41,7 @@ def _commands() -> tuple[Callable[[argparse._SubParsersAction], None], ...]:
         evaluate.add_benchmark,
         evaluate.add_eval,
         evaluate.add_report,
+        export.add_export_results,
         rl.add_train,
         rl.add_rl_eval,
         view.add,

@@ -38,6 +38,8 @@ class EvalRun:
     limit: int | None = None
     base_url: str | None = None
     perceiver: str | None = None
+    prompt: str | None = None
+    seed: int | None = None
     response_cache: str | None = None
     prices: str | Mapping[str, Any] | None = None  # a price file, or a run file's own table
     ray_address: str | None = None
@@ -65,7 +67,7 @@ class EvalRun:
 
     def agent_settings(self) -> dict[str, object]:
         """The LLM agents' settings: ``--base-url``, ``--perceiver``, ``--response-cache``,
-        ``--trust-audio`` and every ``--setting KEY=VALUE`` (typed per agent kind later)."""
+        ``--trust-audio``, ``--prompt`` (``prompt``), ``--seed`` (``sampling_seed``) and every ``--setting KEY=VALUE`` (typed per agent kind later)."""
         settings: dict[str, object] = {}
         if self.base_url:
             settings["base_url"] = self.base_url
@@ -75,5 +77,9 @@ class EvalRun:
             settings["cache_dir"] = self.response_cache
         if self.trust_audio:
             settings["trust_audio"] = True
+        if self.prompt is not None:
+            settings["prompt"] = self.prompt
+        if self.seed is not None:
+            settings["sampling_seed"] = self.seed
         settings.update(self.settings)
         return settings

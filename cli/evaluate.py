@@ -174,6 +174,7 @@ def _evaluate(run: EvalRun, resolved: dict[str, Any]) -> int:
     from hear2act_env.evaluation.runner import GridConfig, run_grid
 
     options.refuse_blank_paths(run, ("out", "response_cache", "scenario_file", "prices"))
+    run, resolved = _resolved_paths(run, resolved)
     ray_address = options.ray_address_of(run)
     settings = run.agent_settings()
     kinds = {spec: agent_kind(spec)[1] for spec in run.agents}
@@ -214,8 +215,32 @@ def _evaluate(run: EvalRun, resolved: dict[str, Any]) -> int:
         ray_address=ray_address,
         run_config=to_json(resolved),  # the manifest's "run": eval --config MANIFEST reruns it
     )
-    print(report(records, out, plots=not run.no_plots, prices=prices))
+    from hear2act_env.evaluation.identity import read_manifest
+
+    results = str(out / "results.jsonl")
+    man = read_manifest(results) or {}
+    mine = [(results, man["config"])] if isinstance(man.get("config"), dict) else []
+    extras = _report_context([results], mine, None, {results: man} if man else {})
+    print(report(records, out, plots=not run.no_plots, prices=prices, **extras))
     return status.of_records(records)
+
+
+def _resolved_paths(run: EvalRun, resolved: dict[str, Any]) -> tuple[EvalRun, dict[str, Any]]:
+    """``run`` and its ``resolved`` source with the scenario file as an absolute path, so that
+    the manifest names the file the episodes came from wherever the run is resumed, rerun
+    (``eval --config MANIFEST``) or viewed from. A manifest written before stored the path as
+    typed; resuming it compares that path taken from the current folder (``runner``)."""
+    if not run.scenario_file:
+        return run, resolved
+    import dataclasses
+
+    absolute = str(Path(run.scenario_file).expanduser().absolute())
+    fixed = dict(resolved)
+    if isinstance(fixed.get("env"), dict) and "scenario_file" in fixed["env"]:
+        fixed["env"] = {**fixed["env"], "scenario_file": absolute}
+    else:
+        fixed["scenario_file"] = absolute
+    return dataclasses.replace(run, scenario_file=absolute), fixed
 
 
 def _refuse_deaf(
@@ -299,6 +324,22 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
         "affect:PATH: an audio emotion classifier; prosody:PATH: a saved reference prosody "
         "classifier",
     )
+    p.add_argument(
+        "--prompt",
+        default=None,
+        metavar="NAME",
+        help="the LLM agents' prompt template, by name: hear2act-v1 (the default) or brief-v1; "
+        "a template's wording never changes under its name, and the manifest records it",
+    )
+    p.add_argument(
+        "--seed",
+        type=options.int_at_least(0),
+        default=None,
+        metavar="N",
+        help="sampling seed of the LLM agents: every reply is drawn under a seed derived from "
+        "the episode's and N (default 0: the episode's own), so another N gives other samples "
+        "of the same episodes at temperature > 0",
+    )
     options.add_access(p, ("T", "T+S"))
     options.add_realizations(p)
     options.add_split(p, "test")
@@ -366,13 +407,19 @@ def report_results(args: argparse.Namespace) -> int:
             raise ConfigError("--episode: give one results file")
         print(format_episode_log(find_episode_log(args.results[0], args.episode), args.full))
         return 0
-    from hear2act_env.evaluation.identity import read_manifest, refuse_mixed
+    from hear2act_env.evaluation.identity import read_manifest, split_mixed
 
     manifests = {p: m for p in args.results if (m := read_manifest(p)) is not None}
     prices = _prices(args.prices) if args.prices else _manifest_prices(manifests)
     configs = [(p, m["config"]) for p, m in manifests.items() if isinstance(m.get("config"), dict)]
-    refuse_mixed(configs, "--leaderboard" if args.leaderboard else "report")
-    records = _merged_records(args.results, load_records)
+    labels = split_mixed(configs, "--leaderboard" if args.leaderboard else "report")
+    records = _merged_records(args.results, load_records, labels.renames)
+    notes = labels.notes()
+    if notes:
+        notes = [
+            "One agent name ran with more than one configuration; its rows are labelled NAME@HASH:",
+            *(f"- {line}" for line in notes),
+        ]
     if not records:
         raise ConfigError(f"results: no records in {args.results}")
     out = writable_dir("--out", args.out if args.out else Path(args.results[0]).parent)
@@ -391,13 +438,42 @@ def report_results(args: argparse.Namespace) -> int:
                 f"--leaderboard: no records of a non-privileged agent in {args.results}"
             )
         text = leaderboard_markdown(rows)
+        if notes:
+            text += "\n\n" + "\n".join(notes)
         write_atomic(out / "leaderboard.md", (text + "\n").encode("utf-8"))
         leaderboard_csv(rows, out / "leaderboard.csv")
         print(text)
         print(f"\nwritten: {out / 'leaderboard.md'}, {out / 'leaderboard.csv'}")
         return 0
-    print(report(records, out, plots=not args.no_plots, prices=prices))
+    extras = _report_context(args.results, configs, labels, manifests)
+    text = report(records, out, plots=not args.no_plots, prices=prices, **extras)
+    print(text + ("\n\n" + "\n".join(notes) if notes else ""))
     return 0
+
+
+def _report_context(
+    paths: list[str], configs: list, labels: Any, manifests: dict[str, dict]
+) -> dict[str, Any]:
+    """What ``report`` adds from beside the records: seconds per model call from the agent
+    logs, each row's configuration and hash from the manifests, and the bank when every
+    manifest names the same one."""
+    from hear2act_env.evaluation.identity import agent_configs
+    from hear2act_env.evaluation.latency import read_latencies
+
+    banks = {
+        (m.get("bank_version"), m.get("bank_sha256"))
+        for m in manifests.values()
+        if isinstance(m.get("bank_version"), int) and isinstance(m.get("bank_sha256"), str)
+    }
+    bank = None
+    if len(banks) == 1 and len(manifests) == len(paths):
+        version, sha = banks.pop()
+        bank = {"version": version, "sha256": sha}
+    return {
+        "latencies": read_latencies(paths, labels.renames if labels else None),
+        "configs": agent_configs(configs, labels),
+        "bank": bank,
+    }
 
 
 def _prices(value: str | dict | None) -> dict | None:
@@ -437,11 +513,18 @@ def _manifest_prices(manifests: dict[str, dict]) -> dict | None:
     return found or None
 
 
-def _merged_records(paths: list[str], load) -> list:  # noqa: ANN001
-    """The records of several files, one per key (the first file's record of a key wins)."""
+def _merged_records(paths: list[str], load, renames: dict | None = None) -> list:  # noqa: ANN001
+    """The records of several files, one per key (the first file's record of a key wins);
+    ``renames[path][agent]``: the label a file's records of that agent take
+    (``identity.split_mixed``)."""
+    from dataclasses import replace
+
     seen: dict[str, object] = {}
     for path in paths:
+        mine = (renames or {}).get(path, {})
         for r in load(path):
+            if r.key.agent in mine:
+                r = replace(r, key=replace(r.key, agent=mine[r.key.agent]))
             seen.setdefault(r.key.id(), r)
     return list(seen.values())
 

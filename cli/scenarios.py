@@ -10,13 +10,14 @@ from hear2act_cli import options
 from hear2act_cli.outputs import writable_dir, writable_file
 from hear2act_env import safewrite
 from hear2act_env.errors import ConfigError
+from hear2act_env.protocol.engine import REALIZATIONS
 
 
 def run(args: argparse.Namespace) -> int:
     from hear2act_env.scenarios import bank
     from hear2act_env.scenarios.show import describe_scenario, domain_table
 
-    options.refuse_blank_paths(args, ("scenario_file", "out", "json", "domains"))
+    options.refuse_blank_paths(args, ("scenario_file", "out", "json", "domains", "audio_cache"))
     if args.action == "validate":
         scenarios = bank.load_scenarios(args.path)
         print(f"ok: {args.path}: {len(scenarios)} valid scenarios")
@@ -38,19 +39,60 @@ def run(args: argparse.Namespace) -> int:
     else:
         from hear2act_env.scenarios.export import export_bank
 
-        out = _export_target(args.out, args.format)
-        for path in export_bank(scenarios, out, args.format):
-            print(f"wrote {path}")
+        clips = _clip_export(args)
+        out = _export_target(args.out, args.format, clips is not None)
+        written = export_bank(scenarios, out, args.format, clips)
+        wavs = [p for p in written if p.suffix == ".wav"]
+        for path in written:
+            if path.suffix != ".wav":
+                print(f"wrote {path}")
+        if wavs:
+            print(f"wrote {len(wavs)} WAV files in {wavs[0].parent}")
     return 0
 
 
-def _export_target(out: str, fmt: str) -> Path:
+#: The ``scenarios export`` flags that only mean something with ``--audio``.
+_AUDIO_ONLY = ("realizations", "limit", "renderer", "audio_cache")
+
+
+def _clip_export(args: argparse.Namespace):  # noqa: ANN202 - a ClipExport or None
+    """The clips ``--audio`` asks for (None without it); its flags refused without it."""
+    if not args.audio:
+        for name in _AUDIO_ONLY:
+            if getattr(args, name) is not None:
+                flag = "--" + name.replace("_", "-")
+                raise ConfigError(f"{flag}: only with --audio (the clips' options)")
+        return None
+    if args.format != "hf":
+        raise ConfigError(f"--audio: only with --format hf (got --format {args.format})")
+    from hear2act_env.scenarios.export import ClipExport
+    from hear2act_env.speech.cache import AudioCache
+    from hear2act_env.speech.renderers import make_renderer
+
+    if args.audio_cache is not None:
+        writable_dir("--audio-cache", args.audio_cache)
+    return ClipExport(
+        realizations=tuple(args.realizations or REALIZATIONS),
+        renderer=make_renderer(args.renderer or "espeak"),
+        cache=AudioCache(args.audio_cache) if args.audio_cache is not None else None,
+        limit=args.limit or 0,
+    )
+
+
+def _export_target(out: str, fmt: str, audio: bool = False) -> Path:
     """``--out`` checked before the export: a writable file (jsonl), or a writable folder whose
-    ``data/train.jsonl``, ``data/test.jsonl`` and ``README.md`` can be written (hf)."""
+    ``data/train.jsonl``, ``data/test.jsonl`` and ``README.md`` can be written (hf), and with
+    ``audio`` the parquet files and ``audio/test/metadata.jsonl`` too."""
     if fmt == "jsonl":
         return writable_file("--out", out)
     folder = writable_dir("--out", out)
-    for name in ("data/train.jsonl", "data/test.jsonl", "README.md"):
+    names = ["data/train.jsonl", "data/test.jsonl", "README.md"]
+    if audio:
+        from hear2act_env.scenarios.export import AUDIO_DIR, CLIPS_PARQUET
+
+        names += ["data/train.parquet", "data/test.parquet", CLIPS_PARQUET]
+        names.append(f"{AUDIO_DIR}/metadata.jsonl")
+    for name in names:
         writable_file("--out", folder / name)
     return folder
 
@@ -114,6 +156,29 @@ def add(sub: argparse._SubParsersAction) -> None:
     )
     exp.add_argument("--out", required=True, help="output file (jsonl) or folder (hf)")
     options.add_scenario_file(exp)
+    exp.add_argument(
+        "--audio",
+        action="store_true",
+        help="with --format hf: also the perception check's test clips (the held-out test "
+        "voices) as WAV files and the dataset's 'clips' config",
+    )
+    exp.add_argument(
+        "--realizations",
+        nargs="+",
+        choices=REALIZATIONS,
+        default=None,
+        help="with --audio: the clips of prosody (Prosody-mediated) and/or explicit (Explicit "
+        "lexical) (default: both)",
+    )
+    exp.add_argument(
+        "--limit",
+        type=options.int_at_least(0),
+        default=None,
+        metavar="N",
+        help="with --audio: the clips of the first N test scenarios only (0: all)",
+    )
+    options.add_renderer(exp, None)
+    options.add_audio_cache(exp)
     actions.add_parser(
         "build", help="regenerate the shipped bank from the domain files (maintainers)"
     )

@@ -12,3 +12,7 @@ DOMAIN_MAX = 128
 #: hints, phrases) and short texts (names, labels, levels, keywords).
 SENTENCE_MAX = 400
 SHORT_TEXT_MAX = 80
+
+#: The prompt template LLM agents use when none is named (``hear2act_agents.llm.templates``);
+#: a configuration that names it and one that names none are the same configuration.
+DEFAULT_PROMPT = "hear2act-v1"

@@ -47,6 +47,8 @@ POLICY_SETTINGS = (
     "keep_log",
     "max_audio_clips",
     "trust_audio",
+    "prompt",
+    "sampling_seed",
 )
 
 
@@ -103,6 +105,8 @@ POLICY_TYPES: dict[str, str] = {
     "keep_log": "bool",
     "max_audio_clips": "int",
     "trust_audio": "bool",
+    "prompt": "str",
+    "sampling_seed": "int",
 }
 _EXPECTED = {
     "bool": "true or false",

@@ -62,11 +62,13 @@ from hear2act_agents.llm.prompting import (
     parse_options,
     reminder_message,
 )
-from hear2act_env.constants import SAMPLE_RATE
+from hear2act_agents.llm.templates import get_template
+from hear2act_env.constants import DEFAULT_PROMPT, SAMPLE_RATE
 from hear2act_env.env import AUDIO_PLACEHOLDER
 from hear2act_env.errors import ConfigError, InfrastructureError
 from hear2act_env.interrupts import Interrupted
 from hear2act_env.redaction import redact
+from hear2act_env.seeding import derive_seed
 
 __all__ = ["STAT_KEYS", "CallLog", "LLMPolicy", "TurnLog", "latest_audio"]
 
@@ -169,6 +171,8 @@ class LLMPolicy:
         use_audio: bool = True,
         keep_log: bool = True,
         max_audio_clips: int = 8,
+        prompt: str = DEFAULT_PROMPT,
+        sampling_seed: int = 0,
     ) -> None:
         if perceiver is not None and not callable(getattr(perceiver, "perceive", None)):
             raise ConfigError(
@@ -184,6 +188,14 @@ class LLMPolicy:
         if int(max_audio_clips) < 1:
             raise ConfigError(f"max_audio_clips: got {max_audio_clips!r}, expected >= 1")
         self.max_audio_clips = int(max_audio_clips)
+        self.prompt = get_template(prompt).name
+        if (
+            isinstance(sampling_seed, bool)
+            or not isinstance(sampling_seed, int)
+            or sampling_seed < 0
+        ):
+            raise ConfigError(f"sampling_seed: got {sampling_seed!r}, expected an integer >= 0")
+        self.sampling_seed = sampling_seed
         self._clips: list[np.ndarray] = []
         self._pending_calls: list[CallLog] = []
         self._matcher = topic_matcher
@@ -200,7 +212,13 @@ class LLMPolicy:
     def reset(self, observation: dict[str, Any], seed: int | None = None) -> None:
         self._check_audio_condition(observation)
         self._stats = dict.fromkeys(STAT_KEYS, 0)
-        self._seed = seed
+        # --seed N: every sampled reply of the run drawn under another seed, the episodes kept
+        self._seed = (
+            seed
+            if seed is None or not self.sampling_seed
+            else derive_seed(seed, self.sampling_seed)
+        )
+        seed = self._seed
         self._turn = 0
         self.log = []
         self._clips = []
@@ -220,6 +238,7 @@ class LLMPolicy:
             allow_clarify=self.allow_clarify,
             perceived=perceived,
             audio_attached=audio is not None,
+            template=self.prompt,
         )
         replies: list[str] = []
         parsed, event = self._ask(messages, audio, replies)

@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from hear2act_env.constants import DEFAULT_PROMPT
 from hear2act_env.protocol.delivery import State
 from hear2act_env.protocol.options_text import OptionsInfo, parse_options
 
@@ -73,7 +74,8 @@ def _action_menu(allow_clarify: bool) -> str:
     return "\n".join(lines)
 
 
-def _format_rules(allow_clarify: bool, n_options: int) -> str:
+def format_rules(allow_clarify: bool, n_options: int) -> str:
+    """The answer format every template asks for (the parser reads it)."""
     acts = "|".join(a for a in ACTION_NAMES if allow_clarify or a != "CLARIFY")
     return (
         "Answer with a single line in this format and nothing else:\n"
@@ -102,7 +104,7 @@ def system_prompt(domain: str, options_text: str, allow_clarify: bool = True) ->
         f"Options:\n{options_text}\n\n"
         f"Attributes you can ask about:\n{attributes}\n\n"
         f"Each turn, take exactly one action:\n{_action_menu(allow_clarify)}\n\n"
-        f"{_format_rules(allow_clarify, n)}"
+        f"{format_rules(allow_clarify, n)}"
     )
 
 
@@ -159,17 +161,22 @@ def build_decision_messages(
     allow_clarify: bool = True,
     perceived: str | None = None,
     audio_attached: bool = False,
+    template: str = DEFAULT_PROMPT,
 ) -> list[Message]:
-    """``[system, user]`` chat messages for the next decision from ``observation``."""
+    """``[system, user]`` chat messages for the next decision from ``observation``, worded by
+    the prompt ``template`` (a name in ``templates.TEMPLATES``)."""
+    from hear2act_agents.llm.templates import get_template
+
+    chosen = get_template(template)
     evidence = evidence_block(observation, perceived=perceived, audio_attached=audio_attached)
     return [
         {
             "role": "system",
-            "content": system_prompt(
+            "content": chosen.system(
                 str(observation["domain"]), str(observation["options"]), allow_clarify
             ),
         },
-        {"role": "user", "content": user_prompt(str(observation["transcript"]), evidence)},
+        {"role": "user", "content": chosen.user(str(observation["transcript"]), evidence)},
     ]
 
 

@@ -11,7 +11,7 @@ is named in a note: "audio trusted, not checked".
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -420,10 +420,17 @@ def report(
     out: Path | None = None,
     plots: bool = True,
     prices: dict[str, Any] | None = None,
+    *,
+    latencies: Mapping[Cell, Any] | None = None,
+    configs: Mapping[str, Any] | None = None,
+    bank: Mapping[str, Any] | None = None,
 ) -> str:
-    """Print-ready text of all tables; with ``out``, also CSVs and PNG plots there. Model
-    agents get a table of calls, format errors, truncated replies and tokens (cost with
-    ``prices``, a ``usage.load_prices`` table)."""
+    """Print-ready text of all tables; with ``out``, also CSVs, PNG plots and
+    ``aggregate.json`` (every figure, with the agents' ``configs``: ``aggregate.AgentConfig``
+    by agent, and the ``bank``) there. Model agents get a table of calls, format errors,
+    truncated replies and tokens (cost with ``prices``, a ``usage.load_prices`` table; seconds
+    per call with ``latencies``, ``latency.read_latencies``)."""
+    from hear2act_env.evaluation.aggregate import aggregate, write_aggregate
     from hear2act_env.evaluation.usage import format_usage, usage_rows, write_usage_csv
 
     rows = _ordered(condition_rows(records), records)
@@ -472,7 +479,7 @@ def report(
         parts.append(
             format_table(pooled_, main, "Pooled over non-privileged agents (equal weights)")
         )
-    usage = usage_rows(records, prices)
+    usage = usage_rows(records, prices, latencies)
     if usage:
         parts.append(format_usage(usage))
     parts.extend(unpaired_notes(records))
@@ -486,7 +493,18 @@ def report(
     if out is not None:
         safewrite.ensure_folder(out)
         write_csv(rows, out / "conditions.csv")
-        write_csv(difference_rows(records), out / "differences.csv")
+        all_diffs = difference_rows(records)
+        write_csv(all_diffs, out / "differences.csv")
+        data = aggregate(
+            records,
+            rows=rows,
+            differences=_ordered(all_diffs, records),
+            passk=passk,
+            usage=usage,
+            configs=configs,
+            bank=bank,
+        )
+        write_aggregate(data, out / "aggregate.json")
         if usage:
             write_usage_csv(usage, out / "usage.csv")
         if passk:

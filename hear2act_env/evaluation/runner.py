@@ -376,11 +376,16 @@ def _results_config(config: dict[str, Any]) -> dict[str, Any]:
 
 def _normalized(config: dict[str, Any]) -> dict[str, Any]:
     """A stored grid configuration in today's form (an old manifest's flat env settings become
-    its ``env`` object; agent options it stored as the texts of ``--setting`` are read as
+    its ``env`` object; a relative scenario file is taken from the current folder; agent options it stored as the texts of ``--setting`` are read as
     ``setting_text`` reads them today); the options stay redacted as stored."""
     from hear2act_env.setting_text import setting_value
 
     data = GridConfig.from_dict(config).to_dict()
+    env = data.get("env")
+    if isinstance(env, dict) and isinstance(env.get("scenarios"), str):
+        # manifests written before paths were stored absolute hold the path as typed: it was
+        # read from the folder the run started in, taken here as the current one
+        env["scenarios"] = str(Path(env["scenarios"]).expanduser().absolute())
     options = config.get("agent_options", {})
     if isinstance(options, dict):
         options = {k: setting_value(v) if isinstance(v, str) else v for k, v in options.items()}

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hear2act_env.errors import ConfigError
 from hear2act_env.evaluation import csvfile
+from hear2act_env.evaluation.latency import Latency
 from hear2act_env.evaluation.records import EpisodeRecord
 
 __all__ = [
@@ -113,6 +114,8 @@ def parse_prices(data: Any, where: str) -> dict[str, Price]:
 
 # the first-stage label eval adds to an agent name (``openai:M+stage1``), and the policies'
 # own form (``openai:M+stage1:openai:M``)
+#: The configuration label ``identity.label_agent`` gives a model run with two configurations.
+_CONFIG_TAG = re.compile(r"@[0-9a-f]{8}$")
 _LABELED = re.compile(r"\+(stage1-text|stage1|prosody|affect)(?::.*)?$")
 
 
@@ -127,9 +130,10 @@ def split_agent(agent: str) -> tuple[str, str]:
 
 def base_model(agent: str) -> str:
     """The model an agent name stands for: the name without its first-stage suffix
-    (``M+stage1``, ``M+stage1-text``, ``M+prosody``, ``M+affect``, ``M+stage1:M`` -> ``M``),
-    so a price entry for ``M`` prices its two-stage runs too."""
-    return split_agent(agent)[0]
+    (``M+stage1``, ``M+stage1-text``, ``M+prosody``, ``M+affect``, ``M+stage1:M`` -> ``M``) and
+    its configuration label (``M@HASH`` -> ``M``), so a price entry for ``M`` prices its
+    two-stage runs and each of its configurations too."""
+    return _CONFIG_TAG.sub("", split_agent(agent)[0])
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,8 @@ class UsageRow:
     completion_tokens: int
     calls_without_usage: int
     cost: float | None
+    #: seconds per uncached model call (``latency.read_latencies``), None without agent logs
+    latency: Latency | None = None
 
     @property
     def format_error_rate(self) -> float:
@@ -161,10 +167,13 @@ class UsageRow:
 
 
 def usage_rows(
-    records: Sequence[EpisodeRecord], prices: dict[str, Price] | None = None
+    records: Sequence[EpisodeRecord],
+    prices: dict[str, Price] | None = None,
+    latencies: Mapping[tuple[str, str, str], Latency] | None = None,
 ) -> list[UsageRow]:
     """Per (agent, realization, condition) with model-call stats: counts summed over the
-    cell's error-free episodes; ``cost`` when ``prices`` has the agent (or its model)."""
+    cell's error-free episodes; ``cost`` when ``prices`` has the agent (or its model);
+    ``latency`` from ``latencies`` (by cell)."""
     cells: dict[tuple[str, str, str], list[EpisodeRecord]] = defaultdict(list)
     for r in records:
         if r.error is None and "calls" in r.agent_stats:
@@ -191,6 +200,7 @@ def usage_rows(
                 completion,
                 total("calls_without_usage"),
                 price.cost(prompt, completion) if price is not None else None,
+                (latencies or {}).get((agent, realization, condition)),
             )
         )
     return rows
@@ -204,6 +214,9 @@ def format_usage(rows: Sequence[UsageRow]) -> str:
         f"{'format err %':>14}{'truncated %':>13}{'prompt tok/ep':>15}{'compl. tok/ep':>15}{'tokens':>12}"
         f"{'cost $':>10}"
     )
+    timed = any(r.latency is not None for r in rows)
+    if timed:
+        head += f"{'p50 s':>8}{'p95 s':>8}"
     lines = ["Model calls and tokens (error-free episodes)", head, "-" * len(head)]
     for r in rows:
         n = max(r.episodes, 1)
@@ -213,12 +226,21 @@ def format_usage(rows: Sequence[UsageRow]) -> str:
             f"{r.calls / n:>10.2f}{100 * r.format_error_rate:>14.1f}"
             f"{100 * r.truncated_rate:>13.1f}{r.prompt_tokens / n:>15.0f}"
             f"{r.completion_tokens / n:>15.0f}{r.prompt_tokens + r.completion_tokens:>12}"
-            f"{cost:>10}"
+            f"{cost:>10}" + (f"{_seconds(r, 'p50'):>8}{_seconds(r, 'p95'):>8}" if timed else "")
         )
     missing = sum(r.calls_without_usage for r in rows)
     if missing:
         lines.append(f"{missing} calls got no token usage from their server (not counted)")
+    if timed:
+        lines.append(
+            "p50 s / p95 s: seconds per model call, median and 95th percentile (calls "
+            "the response cache answered left out)"
+        )
     return "\n".join(lines)
+
+
+def _seconds(row: UsageRow, which: str) -> str:
+    return "-" if row.latency is None else f"{getattr(row.latency, which):.2f}"
 
 
 def write_usage_csv(rows: Sequence[UsageRow], path: Path) -> None:
@@ -240,6 +262,9 @@ def write_usage_csv(rows: Sequence[UsageRow], path: Path) -> None:
                 "completion_tokens",
                 "calls_without_usage",
                 "cost_usd",
+                "latency_calls",
+                "latency_p50_s",
+                "latency_p95_s",
             ]
         )
         for r in rows:
@@ -259,5 +284,8 @@ def write_usage_csv(rows: Sequence[UsageRow], path: Path) -> None:
                     r.completion_tokens,
                     r.calls_without_usage,
                     "" if r.cost is None else f"{r.cost:.6f}",
+                    "" if r.latency is None else r.latency.calls,
+                    "" if r.latency is None else f"{r.latency.p50:.4f}",
+                    "" if r.latency is None else f"{r.latency.p95:.4f}",
                 ]
             )

@@ -1,6 +1,6 @@
 """A report never merges one agent name run with two configurations into one row
-(``evaluation.identity``); parts of one grid (other runs, other scenarios, other transport
-settings) still merge."""
+(``evaluation.identity``): each configuration gets a row labelled with its hash; parts of one
+grid (other runs, other scenarios, other transport settings) still merge."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import shutil
 import pytest
 
 from hear2act_cli import main
-from hear2act_env.evaluation.identity import configuration
+from hear2act_env.evaluation.identity import config_hash, configuration, label_agent
 from hear2act_env.evaluation.runner import GridConfig, manifest
+from hear2act_env.evaluation.usage import base_model
 from hear2act_env.scenarios.bank import load_bank
 
 FIRST = [s.id for s in load_bank() if s.split == "test"][:1]
@@ -38,17 +39,46 @@ def _copy(finished, tmp_path, name, **options):
 
 
 @pytest.mark.parametrize("leaderboard", [False, True])
-def test_one_name_with_two_configurations_is_refused_by_name(
+def test_one_name_with_two_configurations_gives_two_labelled_rows(
     finished, tmp_path, capsys, leaderboard
 ):
     cold = _copy(finished, tmp_path, "cold", temperature=0, max_tokens=16)
     warm = _copy(finished, tmp_path, "warm", temperature=0.7, max_tokens=16)
     argv = ["report", cold, warm, "--no-plots", "--out", str(tmp_path / "r")]
-    assert main(argv + (["--leaderboard"] if leaderboard else [])) == 2
-    err = capsys.readouterr().err
-    assert "'prober'" in err and "two configurations" in err and "temperature" in err
-    assert "max_tokens" not in err  # only what differs is named
-    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())
+    assert main(argv + (["--leaderboard"] if leaderboard else [])) == 0
+    out = capsys.readouterr().out
+    labels = {}
+    for name, options in (("cold", {"temperature": 0}), ("warm", {"temperature": 0.7})):
+        data = json.loads((tmp_path / name / "results.manifest.json").read_text())
+        labels[name] = f"prober@{config_hash(configuration(data['config']))}"
+        assert options  # the two differ only in temperature
+    assert labels["cold"] != labels["warm"]
+    for label in labels.values():
+        assert label in out
+    # the note says what each label stands for, and only what differs
+    assert f"- {labels['cold']}: temperature=0" in out
+    assert f"- {labels['warm']}: temperature=0.7" in out
+    assert "max_tokens" not in out
+    if leaderboard:
+        rows = (tmp_path / "r" / "leaderboard.csv").read_text().splitlines()[1:]
+        assert sorted(r.split(",")[1] for r in rows) == sorted(labels.values())
+    else:
+        rows = (tmp_path / "r" / "conditions.csv").read_text().splitlines()[1:]
+        assert {r.split(",")[0] for r in rows} == set(labels.values())
+
+
+def test_the_configuration_hash_is_stable_and_order_free():
+    a = {"agent_options.temperature": 0, "agent_options.max_tokens": 16, "perceiver": None}
+    b = dict(reversed(list(a.items())))
+    assert config_hash(a) == config_hash(b)
+    assert len(config_hash(a)) == 8 and int(config_hash(a), 16) >= 0
+    assert config_hash(a) != config_hash({**a, "agent_options.temperature": 0.0001})
+
+
+def test_a_label_goes_before_the_first_stage_suffix():
+    assert label_agent("openai:m+stage1", "0123abcd") == "openai:m@0123abcd+stage1"
+    assert label_agent("hf:/x/y", "0123abcd") == "hf:/x/y@0123abcd"
+    assert base_model("openai:m@0123abcd+stage1") == "openai:m"
 
 
 def test_parts_of_one_grid_still_merge(finished, tmp_path, capsys):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 
 import gymnasium as gym
@@ -120,8 +121,12 @@ def test_prices_turn_tokens_into_cost(server, tmp_path, capsys):
     capsys.readouterr()
     assert main(["report", str(out / "results.jsonl"), "--prices", str(prices), "--no-plots"]) == 0
     text = capsys.readouterr().out
-    usage = (out / "usage.csv").read_text().splitlines()
-    cost = sum(float(line.split(",")[-1]) for line in usage[1:])
+    with (out / "usage.csv").open() as fh:
+        usage = list(csv.DictReader(fh))
+    cost = sum(float(row["cost_usd"]) for row in usage)
+    # the log beside the results gives each row its seconds per call
+    assert all(int(row["latency_calls"]) > 0 for row in usage)
+    assert all(float(row["latency_p50_s"]) <= float(row["latency_p95_s"]) for row in usage)
     assert cost == pytest.approx(tokens * (2.0 + 8.0) / 1e6, rel=1e-3)
     assert "cost $" in text
     for bad, needle in [
