@@ -15,6 +15,7 @@ reading keeps, per key, the latest line of a finished episode (else the latest l
 from __future__ import annotations
 
 import json
+import math
 import warnings
 from pathlib import Path
 from typing import Any
@@ -108,7 +109,13 @@ def check_entry(entry: Any) -> dict[str, Any]:
             )
             _need(_count(call.get("audio_clips")), "audio_clips")
             latency = call.get("latency_s", 0)
-            _need(isinstance(latency, int | float) and not isinstance(latency, bool), "latency_s")
+            _need(
+                isinstance(latency, int | float)
+                and not isinstance(latency, bool)
+                and math.isfinite(latency)
+                and latency >= 0,
+                "latency_s",
+            )
             messages = call.get("messages", [])
             _need(isinstance(messages, list), "messages is not a list")
             for m in messages:

@@ -141,7 +141,21 @@ def _usage(u: Any, head: dict[str, Any]) -> dict[str, Any]:
     return {**head, **data, "latency_s": latency}
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinity in it as None (a manifest may come from anyone and
+    JSON has no such numbers)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 def write_aggregate(data: Mapping[str, Any], path: Path) -> Path:
     """Write ``data`` (``aggregate``) to ``path`` atomically, as sorted, indented JSON."""
-    text = json.dumps(data, indent=1, sort_keys=True, allow_nan=False, ensure_ascii=False)
+    text = json.dumps(
+        _finite(dict(data)), indent=1, sort_keys=True, allow_nan=False, ensure_ascii=False
+    )
     return safewrite.write_atomic(path, (text + "\n").encode("utf-8"))

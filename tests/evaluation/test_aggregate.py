@@ -107,3 +107,36 @@ def test_an_eval_run_writes_its_aggregate_with_its_configuration(tmp_path, capsy
     )
     again = json.loads((tmp_path / "r" / "aggregate.json").read_text())
     assert again == data
+
+
+@pytest.mark.parametrize("bad", ["NaN", "Infinity", "-1.0", '"slow"'])
+def test_a_log_line_with_a_latency_no_call_has_is_skipped_not_counted(tmp_path, bad):
+    results = tmp_path / "results.jsonl"
+    a, b = _record("s1"), _record("s2")
+    results.write_text(a.to_json() + "\n" + b.to_json() + "\n")
+    hostile = _log(a, [1.0]).replace('"latency_s": 1.0', f'"latency_s": {bad}')
+    assert bad in hostile
+    log_path(results).write_text(hostile + "\n" + _log(b, [2.0, 4.0]) + "\n")
+    with pytest.warns(UserWarning, match="corrupt log line"):
+        (found,) = read_latencies([results]).values()
+    assert (found.calls, found.p50) == (2, 3.0)
+    report([a, b], tmp_path / "r", plots=False, latencies={("openai:m", "prosody", "T"): found})
+    json.loads((tmp_path / "r" / "aggregate.json").read_text())  # finite, standard JSON
+
+
+def test_a_manifest_with_a_number_json_cannot_hold_still_reports(tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = ["eval", "--agents", "prober", "--scenarios", *FIRST[:1], "--access", "T"]
+    argv += ["--realizations", "prosody", "--out", str(out), "--no-plots", "--backend", "serial"]
+    assert main(argv) == 0
+    man = out / "results.manifest.json"
+    data = json.loads(man.read_text())
+    data["config"]["agent_options"] = {"temperature": float("nan")}
+    man.write_text(json.dumps(data))  # writes NaN, which json.loads reads back
+    capsys.readouterr()
+    assert (
+        main(["report", str(out / "results.jsonl"), "--no-plots", "--out", str(tmp_path / "r")])
+        == 0
+    )
+    written = json.loads((tmp_path / "r" / "aggregate.json").read_text())
+    assert written["configurations"]["prober"]["config"]["agent_options.temperature"] is None
