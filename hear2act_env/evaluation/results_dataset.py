@@ -192,12 +192,27 @@ def _relative_names(paths: list[Path]) -> list[str]:
 
 
 def _merged(sources: list[SourceFile]) -> Iterable[tuple[EpisodeRecord, SourceFile]]:
-    """The records of every file, one per key, the first file's winning."""
+    """The records of every file, one per key, the first file's winning; an agent name run
+    with two configurations is labelled ``NAME@HASH`` per configuration
+    (``identity.split_mixed``), so their records never take each other's keys."""
+    from dataclasses import replace
+
+    from hear2act_env.evaluation.identity import read_manifest, split_mixed
     from hear2act_env.evaluation.runner import load_records
 
+    configs = [
+        (str(s.path), man["config"])
+        for s in sources
+        if isinstance(man := read_manifest(s.path) or {}, dict)
+        and isinstance(man.get("config"), dict)
+    ]
+    renames = split_mixed(configs, "export-results").renames
     seen: set[str] = set()
     for source in sources:
+        mine = renames.get(str(source.path), {})
         for record in load_records(source.path):
+            if record.key.agent in mine:  # one name, two configurations: two agents here too
+                record = replace(record, key=replace(record.key, agent=mine[record.key.agent]))
             if record.key.id() not in seen:
                 seen.add(record.key.id())
                 yield record, source

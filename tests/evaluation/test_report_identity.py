@@ -159,3 +159,20 @@ def test_one_model_priced_two_ways_by_two_runs_is_named(tmp_path, capsys):
     assert main(["report", a, b, "--no-plots", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert "openai:m is priced two ways" in err and "--prices" in err
+
+
+def test_the_export_keeps_both_configurations_apart(finished, tmp_path, capsys):
+    datasets = pytest.importorskip("datasets")
+    cold = _copy(finished, tmp_path, "cold", temperature=0)
+    warm = _copy(finished, tmp_path, "warm", temperature=0.7)
+    assert main(["export-results", cold, warm, "--out", str(tmp_path / "x")]) == 0
+    capsys.readouterr()
+    rows = datasets.load_dataset(str(tmp_path / "x"), cache_dir=str(tmp_path / "c"))["train"]
+    agents = {}
+    for row in rows:
+        agents.setdefault(row["agent"], set()).add(row["source"])
+    assert len(agents) == 2 and all(a.startswith("prober@") for a in agents)
+    assert sorted(s for v in agents.values() for s in v) == [
+        "cold/results.jsonl",
+        "warm/results.jsonl",
+    ]
