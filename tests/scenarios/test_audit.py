@@ -64,6 +64,7 @@ QUADRATIC_NEED_SCORER = "learned scorer (quadratic)"
 FOLD_SETS = {"test", "5-fold", "5-fold s1", "5-fold s2"}
 
 
+@pytest.mark.slow  # the audit over all 480 scenarios: about 35 s (CI: this and `leakage`)
 def test_the_exact_figures_carry_the_bank_v3_limits(shipped_report):
     exact = {f.attacker: f for f in shipped_report.figures if f.group == "exact prior-only"}
     top1 = exact["exact Bayes top-1, expected (mean best_posterior)"]
@@ -78,6 +79,7 @@ def test_the_exact_figures_carry_the_bank_v3_limits(shipped_report):
 TWIN = ("shared with last on favored", "shared with closest ahead")
 
 
+@pytest.mark.slow  # the audit over all 480 scenarios: about 35 s (CI: this and `leakage`)
 def test_shipped_bank_best_option_play_and_semantic_figures_are_within(shipped_report):
     best = [f for f in shipped_report.figures if f.group == "best option"]
     assert {f.attacker for f in best} >= {f"most {t}" for t in TWIN}
@@ -90,6 +92,7 @@ def test_shipped_bank_best_option_play_and_semantic_figures_are_within(shipped_r
     assert play and all(f.expected is not None and f.within_limit for f in play)
 
 
+@pytest.mark.slow  # the audit over all 480 scenarios: about 35 s (CI: this and `leakage`)
 def test_need_attribute_detection_is_within_its_limit(shipped_report):
     need = [f for f in shipped_report.figures if f.group == "need attributes"]
     linear = [f for f in need if f.attacker == "learned scorer"]
@@ -99,6 +102,7 @@ def test_need_attribute_detection_is_within_its_limit(shipped_report):
     assert all(f.within_limit for f in quadratic), quadratic
 
 
+@pytest.mark.slow  # the audit over all 480 scenarios: about 35 s (CI: this and `leakage`)
 def test_shipped_bank_is_within_every_limit(shipped_report):
     assert [
         (f.attacker, f.scenarios, round(f.estimate.value, 3)) for f in shipped_report.violations()
@@ -119,6 +123,7 @@ def test_an_exact_expectation_decides_over_the_realized_point():
     assert not edited.within_limit
 
 
+@pytest.mark.slow  # the audit over all 480 scenarios: about 35 s (CI: this and `leakage`)
 def test_the_exact_expectation_is_the_posterior_of_the_pick(shipped_report):
     """Recompute one heuristic's exact expectation by hand: the mean over scenarios of the
     exact posterior of the option it picks."""
