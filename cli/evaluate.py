@@ -517,14 +517,13 @@ def _merged_records(paths: list[str], load, renames: dict | None = None) -> list
     """The records of several files, one per key (the first file's record of a key wins);
     ``renames[path][agent]``: the label a file's records of that agent take
     (``identity.split_mixed``)."""
-    from dataclasses import replace
+    from hear2act_env.evaluation.identity import relabel
 
     seen: dict[str, object] = {}
     for path in paths:
         mine = (renames or {}).get(path, {})
         for r in load(path):
-            if r.key.agent in mine:
-                r = replace(r, key=replace(r.key, agent=mine[r.key.agent]))
+            r = relabel(r, mine)
             seen.setdefault(r.key.id(), r)
     return list(seen.values())
 

@@ -28,6 +28,7 @@ __all__ = [
     "configuration",
     "agent_configs",
     "label_agent",
+    "relabel",
     "read_manifest",
     "split_mixed",
 ]
@@ -71,6 +72,16 @@ def label_agent(agent: str, digest: str) -> str:
 
     model, _stage = split_agent(agent)
     return f"{model}@{digest}{agent[len(model) :]}"
+
+
+def relabel(record: Any, labels: Mapping[str, str]) -> Any:
+    """``record`` (an ``EpisodeRecord``) under the label ``labels`` gives its agent (a file's
+    ``ConfigLabels.renames`` entry), or unchanged when it gives none."""
+    from dataclasses import replace
+
+    if record.key.agent not in labels:
+        return record
+    return replace(record, key=replace(record.key, agent=labels[record.key.agent]))
 
 
 @dataclass

@@ -195,9 +195,7 @@ def _merged(sources: list[SourceFile]) -> Iterable[tuple[EpisodeRecord, SourceFi
     """The records of every file, one per key, the first file's winning; an agent name run
     with two configurations is labelled ``NAME@HASH`` per configuration
     (``identity.split_mixed``), so their records never take each other's keys."""
-    from dataclasses import replace
-
-    from hear2act_env.evaluation.identity import read_manifest, split_mixed
+    from hear2act_env.evaluation.identity import read_manifest, relabel, split_mixed
     from hear2act_env.evaluation.runner import load_records
 
     configs = [
@@ -211,8 +209,7 @@ def _merged(sources: list[SourceFile]) -> Iterable[tuple[EpisodeRecord, SourceFi
     for source in sources:
         mine = renames.get(str(source.path), {})
         for record in load_records(source.path):
-            if record.key.agent in mine:  # one name, two configurations: two agents here too
-                record = replace(record, key=replace(record.key, agent=mine[record.key.agent]))
+            record = relabel(record, mine)  # one name, two configurations: two agents here too
             if record.key.id() not in seen:
                 seen.add(record.key.id())
                 yield record, source
