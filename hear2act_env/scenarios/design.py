@@ -41,6 +41,9 @@ STEPS = 2500
 T_START, T_FLOOR, COOLING = 0.03, 0.001, 0.998
 #: Bank v4: weight of the L1 and the L2 need's spread in ``design_cost``.
 LEVEL_WEIGHT = 0.5
+#: Bank v4: cost per option of the 7 that can be ``best`` that no valid triple names (with 6
+#: bests named, the best share is at least 1/6, above the limit).
+COVER_WEIGHT = 0.15
 #: Bank v4: reward per valid triple (up to ``COUNT_CAP``) in ``design_cost``.
 COUNT_REWARD = 0.0002
 COUNT_CAP = 60
@@ -156,6 +159,7 @@ def _cost_v4(triples: Sequence[tuple[int, int, int, int]], n_attributes: int) ->
     return (
         max(bests) / n
         + 0.3 * spread
+        + COVER_WEIGHT * sum(1 for c in bests[:7] if not c)
         + 0.5 * max(0.0, _top3(used) / n / 3 - chance - 0.05)
         + level_cost
         - COUNT_REWARD * min(n, COUNT_CAP)

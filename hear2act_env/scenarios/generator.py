@@ -55,6 +55,9 @@ ACCEPT_POSTERIOR = 0.16
 NEED_MARGIN = 0.10
 #: Tables drawn per profile before the best one drawn is kept.
 ATTEMPTS = 30
+#: Bank v4: draws in a row that give no table before open attributes are drawn without the
+#: preference for level-free crossing pairs (``table.LEVEL_FREE_WEIGHT``).
+LEVEL_FREE_TRIES = 8
 #: Bank v4: how much a table's level excess above ``NEED_MARGIN`` counts against its best share
 #: when no drawn table is accepted.
 RANK_LEVEL_WEIGHT = 0.5
@@ -88,17 +91,18 @@ def _accepted(table: Table) -> bool:
     )
 
 
-def _rank(table: Table) -> tuple[float, float]:
-    """How good a drawn table is (lower first): its largest best share, then its excess."""
+def _rank(table: Table) -> tuple[bool, float, float]:
+    """How good a drawn table is (lower first): whether its largest best share is above
+    ``MAX_POSTERIOR`` (such a table cannot be kept), then that share (bank v4: plus
+    ``RANK_LEVEL_WEIGHT`` times its excess above ``NEED_MARGIN``), then its excess."""
     assert table.triples is not None
+    best = table.triples.best_posterior
+    over = best > MAX_POSTERIOR + 1e-9
     excess = table.need_excess()
     if table.kinds:
         excess = max(excess, table.level_excess())
-        return (
-            table.triples.best_posterior + RANK_LEVEL_WEIGHT * max(0.0, excess - NEED_MARGIN),
-            excess,
-        )
-    return table.triples.best_posterior, excess
+        return over, best + RANK_LEVEL_WEIGHT * max(0.0, excess - NEED_MARGIN), excess
+    return over, best, excess
 
 
 def _request(rng: np.random.Generator, domain: Domain, index: int) -> str:
@@ -129,15 +133,18 @@ def generate_scenario(domain: Domain, index: int) -> Scenario:
         pool = text_pool(domain, request, restated, profile.excludes)
     both = frozenset(c.attribute for c in domain_capacity(domain) if c.both_roles)
     kept: Table | None = None
+    empty = 0  # draws in a row that gave no table
     for _ in range(ATTEMPTS):
-        table = draw_table(rng, domain, profile, pool, both)
+        table = draw_table(rng, domain, profile, pool, both, empty < LEVEL_FREE_TRIES)
         if table is None or table.triples is None or not table.triples.count:
+            empty += 1
             continue
+        empty = 0
         if kept is None or _rank(table) < _rank(kept):
             kept = table
         if _accepted(table):
             break
-    if kept is None or kept.triples is None or kept.triples.best_posterior > MAX_POSTERIOR:
+    if kept is None or kept.triples is None or _rank(kept)[0]:
         found = "no table" if kept is None else f"best {kept.triples.best_posterior:.3f}"  # type: ignore[union-attr]
         raise DomainError(
             f"domain {domain.id}: profiles[{index}]: no option table within {ATTEMPTS} draws "

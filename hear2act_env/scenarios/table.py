@@ -56,6 +56,9 @@ CROSSING_P = 0.85
 #: Bank v4: weight of a need (or crossing pair) whose met need can be L1 when slots are drawn,
 #: against 1 for the rest (few hedged needs can be L1, so the L1 need would bunch otherwise).
 L1_WEIGHT = 20.0
+#: Bank v4: weight of an open attribute with a crossing pair whose met need can be L1 and L2
+#: (so that it can carry the L1 or the L2 need and the L3 one), against 1 for the rest.
+LEVEL_FREE_WEIGHT = 6.0
 #: Bank v4: levels the favored column keeps at least (of those the requirement allows).
 MIN_FAVORED_LEVELS = 4
 #: Steps of the exact repair, and of the coherence repair.
@@ -146,15 +149,30 @@ def _weighted_sample(rng: np.random.Generator, items: list, weights: list[float]
 
 
 def _favored_column(
-    rng: np.random.Generator, fav: DomainAttribute, allowed: Sequence[int]
+    rng: np.random.Generator, fav: DomainAttribute, allowed: Sequence[int], balanced: bool = False
 ) -> tuple[int, list[int]]:
     """(opening level, 8 eligible levels in favored order): the opening strictly ahead, one
-    eligible option alone on the lowest level."""
+    eligible option alone on the lowest level, the other 7 drawn independently (bank v3) or
+    spread evenly over the levels between (``balanced``, bank v4)."""
     ranked = sorted(allowed, reverse=fav.favored is not None and fav.favored.better == "higher")
     opening, rest = ranked[0], ranked[1:]
     last, middle = rest[-1], rest[:-1] or rest
-    chosen = sorted(int(rng.random() * len(middle)) for _ in range(7))
+    if balanced:
+        chosen = _spread(rng, len(middle), 7)
+    else:
+        chosen = sorted(int(rng.random() * len(middle)) for _ in range(7))
     return opening, [middle[i] for i in chosen] + [last]
+
+
+def _spread(rng: np.random.Generator, n_levels: int, k: int) -> list[int]:
+    """``k`` level indices (sorted) over ``n_levels`` levels, as evenly as they go: no level
+    holds two more than another, the extra ones drawn at random (bank v4: two options level on
+    the favored attribute cannot be the ``best`` and ``safe`` pair, so ties cost triples)."""
+    base, extra = divmod(k, n_levels)
+    counts = [base] * n_levels
+    for i in rng.permutation(n_levels)[:extra]:
+        counts[int(i)] += 1
+    return [lv for lv, c in enumerate(counts) for _ in range(c)]
 
 
 def _pick_weighted(rng: np.random.Generator, items: Sequence, v4: bool, met_of):
@@ -173,25 +191,35 @@ def _in_pool(attribute: DomainAttribute, in_pool: set[str]) -> DomainAttribute:
     return replace(attribute, needs=needs) if needs else attribute
 
 
+def _level_free_pairs(attribute: DomainAttribute) -> list[tuple[NeedOption, NeedOption]]:
+    """Bank v4: ``attribute``'s crossing (met, missed) pairs whose met need may be L1 or L2."""
+    return [(h, s) for h, s in crossing_pairs(attribute) if {"L1", "L2"} <= set(h.priorities)]
+
+
+def _crossing_slots(attribute: DomainAttribute, met: NeedOption, missed: NeedOption) -> Slots:
+    """The two slots of a crossing pair and the (met, missed) bit mixes its levels give."""
+    mixes = frozenset(
+        (int(lv in met.satisfied_by), int(lv in missed.satisfied_by))
+        for lv in range(len(attribute.levels))
+    )
+    return Slots(("met", "missed"), frozenset(met.priorities) & {"L1", "L2"}, mixes)
+
+
 def _slots_for(
     rng: np.random.Generator, attribute: DomainAttribute, v4: bool = False
 ) -> tuple[Slots, tuple[NeedOption, ...]]:
     """One or two pool needs of ``attribute`` as slots (``design.Slots``) and those needs
     (``v4``: a need that can be L1 is ``L1_WEIGHT`` times likelier)."""
     pairs = crossing_pairs(attribute)
+    if v4 and _level_free_pairs(attribute):  # bank v4: both roles, the met one at L1 or L2
+        met, missed = _pick(rng, _level_free_pairs(attribute))
+        return _crossing_slots(attribute, met, missed), (met, missed)
     if v4 and not any("L1" in h.priorities for h, _ in pairs):
         if any("L1" in n.priorities for n in attribute.needs) and rng.random() < 0.5:
             pairs = ()  # bank v4: an L1-capable need only stands alone here; take it half the time
     if pairs and rng.random() < CROSSING_P:
         met, missed = _pick_weighted(rng, pairs, v4, lambda p: p[0])
-        mixes = frozenset(
-            (int(lv in met.satisfied_by), int(lv in missed.satisfied_by))
-            for lv in range(len(attribute.levels))
-        )
-        slots = Slots(
-            ("met", "missed"), frozenset(met.priorities) & {"L1", "L2"}, mixes, flexible=False
-        )
-        return slots, (met, missed)
+        return _crossing_slots(attribute, met, missed), (met, missed)
     need = _pick_weighted(rng, attribute.needs, v4, lambda n: n)
     kinds = tuple(
         k
@@ -211,8 +239,11 @@ def draw_table(
     profile: Profile,
     pool: Sequence[PoolNeed],
     both_roles: frozenset[str],
+    level_free: bool = True,
 ) -> Table | None:
-    """One visible part for ``profile`` (None when its level classes cannot cohere)."""
+    """One visible part for ``profile`` (None when its level classes cannot cohere;
+    ``level_free``, bank v4: prefer open attributes with a crossing pair whose met need may be
+    L1 or L2, ``LEVEL_FREE_WEIGHT``)."""
     req_attr, req = domain.requirement_option(profile.requirement)
     fav = domain.attribute(profile.favored)
     fixed = [req_attr] + ([fav] if fav.key != req_attr.key else [])
@@ -227,6 +258,10 @@ def draw_table(
             f"{len(others)} attributes with needs are not the profile's requirement or favored one"
         )
     weights = [BOTH_ROLES_WEIGHT if a.key in both_roles else 1.0 for a in others]
+    if domain.format >= 4 and level_free:
+        weights = [
+            LEVEL_FREE_WEIGHT if _level_free_pairs(_in_pool(a, in_pool)) else 1.0 for a in others
+        ]
     opens = _weighted_sample(rng, others, weights, SHOWN - len(fixed))
     chosen = fixed + opens
     order = rng.permutation(len(chosen))
@@ -241,7 +276,7 @@ def draw_table(
     allowed = meets if fav.key == req_attr.key else list(range(len(fav.levels)))
     if domain.format >= 4:
         allowed = _reachable(domain, req_attr, meets, fav, allowed)
-    opening_level, eligible_levels = _favored_column(rng, fav, allowed)
+    opening_level, eligible_levels = _favored_column(rng, fav, allowed, domain.format >= 4)
     jf, jr = col[fav.key], col[req_attr.key]
     for r, lv in zip((OPENING, *ELIGIBLE_ROWS), (opening_level, *eligible_levels)):
         values[r, jf] = lv
