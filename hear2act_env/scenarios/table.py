@@ -211,8 +211,9 @@ def _slots_for(
     """One or two pool needs of ``attribute`` as slots (``design.Slots``) and those needs
     (``v4``: a need that can be L1 is ``L1_WEIGHT`` times likelier)."""
     pairs = crossing_pairs(attribute)
-    if v4 and _level_free_pairs(attribute):  # bank v4: both roles, the met one at L1 or L2
-        met, missed = _pick(rng, _level_free_pairs(attribute))
+    level_free = _level_free_pairs(attribute) if v4 else []
+    if level_free:  # bank v4: both roles, the met one at L1 or L2
+        met, missed = _pick(rng, level_free)
         return _crossing_slots(attribute, met, missed), (met, missed)
     if v4 and not any("L1" in h.priorities for h, _ in pairs):
         if any("L1" in n.priorities for n in attribute.needs) and rng.random() < 0.5:
@@ -257,11 +258,12 @@ def draw_table(
             f"domain {domain.id}: a table shows {SHOWN - len(fixed)} open attributes, but only "
             f"{len(others)} attributes with needs are not the profile's requirement or favored one"
         )
-    weights = [BOTH_ROLES_WEIGHT if a.key in both_roles else 1.0 for a in others]
     if domain.format >= 4 and level_free:
         weights = [
             LEVEL_FREE_WEIGHT if _level_free_pairs(_in_pool(a, in_pool)) else 1.0 for a in others
         ]
+    else:
+        weights = [BOTH_ROLES_WEIGHT if a.key in both_roles else 1.0 for a in others]
     opens = _weighted_sample(rng, others, weights, SHOWN - len(fixed))
     chosen = fixed + opens
     order = rng.permutation(len(chosen))
